@@ -11,7 +11,7 @@ import numpy as np
 from .config import EnvConfig
 
 # %% auto 0
-__all__ = ['env_seeds', 'make_env_pool', 'env_spaces']
+__all__ = ['env_seeds', 'make_env_pool', 'env_spaces', 'env_problems']
 
 # %% ../nbs/01_envs.ipynb 4
 def env_seeds(cfg: EnvConfig, worker_id: int) -> list[int]:
@@ -31,3 +31,14 @@ def env_spaces(cfg: EnvConfig) -> tuple[gym.Space, gym.Space]:
     env = gym.make(cfg.id)
     try: return env.observation_space, env.action_space
     finally: env.close()
+
+# %% ../nbs/01_envs.ipynb 6
+def env_problems(cfg: EnvConfig) -> list[str]:
+    "Problems with `cfg.id` (not registered), with a 'did you mean'."
+    try: gym.spec(cfg.id)
+    except gym.error.Error:
+        import difflib
+        close = difflib.get_close_matches(cfg.id, list(gym.registry), n=1)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        return [f"env.id = {cfg.id!r} is not a registered gymnasium environment{hint}."]
+    return []

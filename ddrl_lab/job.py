@@ -21,7 +21,7 @@ import pandas as pd
 
 import ddrl_lab
 from .config import Config, ConfigError, config_hash, load_config, save_config
-from .envs import env_seeds, env_spaces
+from .envs import env_problems, env_seeds, env_spaces
 from .learner import PPOLearner
 from .metrics import MetricsLog, RowBuilder, write_report
 from .runner import EnvRunner
@@ -44,6 +44,7 @@ def check_supported(cfg: Config) -> None:
         if v not in allowed:
             problems.append(f"{key} = {v!r} is not available yet in ddrl_lab {ddrl_lab.__version__}: "
                             f"this version runs {key} = {' or '.join(map(repr, allowed))}.")
+    if cfg.env.backend == "gymnasium": problems += env_problems(cfg.env)
     if problems: raise ConfigError(problems)
 
 # %% ../nbs/12_job.ipynb 8

@@ -1,0 +1,46 @@
+# The two commands of the README, and the steps they stand on.
+#   make demo  - set up .venv if needed, then train PPO on CartPole with 2 Ray workers through the
+#                papermill quickstart; ends with a run directory and its report.html
+#   make test  - set up .venv if needed, then run the whole test suite
+# Dependencies and their pins live in settings.ini (read by setup.py); this file only installs
+# the CPU build of torch first, which keeps pip from pulling a multi-GB CUDA build.
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV ?= .venv
+TORCH_SPEC ?= torch==2.13.0
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: install demo test test-fast export readme clean-runs
+
+install: $(STAMP)
+
+$(STAMP): settings.ini setup.py
+	@command -v $(PYTHON) >/dev/null || { echo "make: $(PYTHON) not found; set PYTHON=/path/to/python3.11"; exit 2; }
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q "$(TORCH_SPEC)"
+	$(BIN)/python -m pip install -q -e ".[dev]"
+	$(BIN)/python -m ipykernel install --sys-prefix --name ddrl-lab --display-name "Python (ddrl-lab)" >/dev/null
+	touch $(STAMP)
+
+demo: install
+	mkdir -p runs
+	$(BIN)/papermill -k ddrl-lab --log-level WARNING nbs/experiments/quickstart.ipynb runs/quickstart.ipynb -p out runs
+	@echo "executed notebook: runs/quickstart.ipynb"; ls -td runs/quickstart-*/ | head -1 | sed 's/^/run directory: /'
+
+test: install
+	$(BIN)/python -m pytest -q tests
+
+# Regenerate the library and README from the notebooks and strip notebook outputs.
+export: install
+	$(BIN)/nbdev_export
+	$(BIN)/jupyter nbconvert --log-level WARN --clear-output --inplace nbs/*.ipynb nbs/experiments/*.ipynb
+	$(BIN)/nbdev_clean
+	$(MAKE) readme
+
+readme:
+	$(BIN)/jupyter nbconvert --log-level WARN --to markdown --output-dir . --output README nbs/index.ipynb
+
+clean-runs:
+	rm -rf runs

@@ -1,0 +1,100 @@
+"""The `ddrl-lab` command as a user runs it: real subprocesses, real exit codes, real files."""
+import json
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from conftest import BIN
+
+CLI = str(BIN / "ddrl-lab")
+
+
+def run_cli(*args, env=None, timeout=120):
+    return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def test_presets_lists_names_and_descriptions():
+    r = run_cli("presets")
+    assert r.returncode == 0
+    name, desc = r.stdout.splitlines()[0].split(maxsplit=1)
+    assert name == "cartpole-ppo" and "CartPole" in desc
+
+
+BAD_INPUTS = {
+    "unknown value": (["cartpole-ppo", "--set", "sync.mode=bogus"], ["sync.mode", "'bogus'", "sync, async, soft"]),
+    "unknown key": (["cartpole-ppo", "--set", "replay.capacty=10"], ["replay.capacty", "did you mean 'capacity'"]),
+    "wrong type": (["cartpole-ppo", "--set", "topology.num_workers=four"], ["topology.num_workers", "'four'", "an integer"]),
+    "out of range": (["cartpole-ppo", "--set", "channel.high_watermark=1.5"], ["channel.high_watermark", "1.5", "at most 1.0"]),
+    "contradiction": (["cartpole-ppo", "--set", "channel.low_watermark=0.95"], ["channel.low_watermark", "0.95", "below channel.high_watermark"]),
+    "unknown preset": (["cartpole-dqn-nope"], ["unknown preset 'cartpole-dqn-nope'", "cartpole-ppo"]),
+    "not yet available": (["cartpole-ppo", "--set", "algo.name=impala"], ["algo.name", "'impala'", "not available yet"]),
+    "unknown env": (["cartpole-ppo", "--set", "env.id=CartPole-v7"], ["env.id", "'CartPole-v7'", "did you mean 'CartPole-v1'"]),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_INPUTS))
+def test_bad_input_exits_2_with_one_paragraph_and_no_run_dir(case, tmp_path):
+    args, needles = BAD_INPUTS[case]
+    out = tmp_path / "runs"
+    r = run_cli("run", *args, "--out", str(out))
+    assert r.returncode == 2, r.stderr
+    assert r.stdout == "" and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    for needle in needles:
+        assert needle in r.stderr, (needle, r.stderr)
+    assert not out.exists()
+
+
+def test_yaml_that_does_not_parse(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("env:\n  id: CartPole-v1\n  num_envs: [4\n")
+    r = run_cli("run", str(bad), "--out", str(tmp_path / "runs"))
+    assert r.returncode == 2 and "is not valid YAML at line" in r.stderr and str(bad) in r.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+def test_every_problem_in_one_error(tmp_path):
+    r = run_cli("run", "cartpole-ppo", "--set", "sync.mode=bogus", "--set", "env.num_envs=0", "--set", "algo.lr=fast")
+    assert r.returncode == 2 and "3 problems in the config" in r.stderr
+    assert all(k in r.stderr for k in ("sync.mode", "env.num_envs", "algo.lr"))
+
+
+def test_yaml_file_run(tmp_path):
+    cfg = tmp_path / "mine.yaml"
+    cfg.write_text("env: {num_envs: 2}\nalgo: {segment_length: 16, minibatch_size: 32}\nrun: {runtime: serial, total_env_steps: 256}\n")
+    r = run_cli("run", str(cfg), "--quiet", "--out", str(tmp_path / "runs"))
+    assert r.returncode == 0, r.stderr
+    run_dir = Path(r.stdout.strip())
+    assert run_dir.name.startswith("mine-") and json.loads((run_dir / "meta.json").read_text())["status"] == "finished"
+
+
+def test_ctrl_c_stops_cleanly_and_leaves_no_processes(tmp_path):
+    "SIGINT during a Ray run: exit 130, records written, and Ray's processes (its own local cluster) gone."
+    out = tmp_path / "runs"
+    p = subprocess.Popen([CLI, "run", "cartpole-ppo", "--out", str(out), "--set", "run.total_env_steps=100000000",
+                          "--set", "run.target_return=null"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 90
+        metrics = None
+        while time.monotonic() < deadline:
+            found = list(out.glob("*/metrics.jsonl"))
+            if found and found[0].read_text().count("\n") >= 2:
+                metrics = found[0]; break
+            time.sleep(0.5)
+        assert metrics is not None, "the run never produced metrics"
+        family = psutil.Process(p.pid).children(recursive=True)
+        assert any("raylet" in " ".join(c.cmdline()) for c in family if c.is_running()), "expected a local Ray cluster"
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None: p.kill()
+    assert p.returncode == 130, err
+    meta = json.loads((metrics.parent / "meta.json").read_text())
+    assert meta["status"] == "stopped" and meta["end"]
+    assert (metrics.parent / "report.html").exists() and list((metrics.parent / "checkpoints").glob("*.pt"))
+    _, alive = psutil.wait_procs(family, timeout=30)
+    alive = [c for c in alive if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
+    assert not alive, [" ".join(c.cmdline())[:80] for c in alive]

@@ -1,0 +1,62 @@
+"""The notebooks are the source: the library and README must match them, and they must be clean.
+Every notebook in nbs/ also runs as a test here (slow cells included)."""
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import BIN, ROOT
+
+NOTEBOOKS = sorted(p.name for p in (ROOT / "nbs").glob("*.ipynb"))
+ALL_NOTEBOOKS = sorted((ROOT / "nbs").rglob("*.ipynb"))
+
+
+def _copy_project(dst: Path) -> Path:
+    for name in ("settings.ini", "setup.py", "README.md"):
+        shutil.copy(ROOT / name, dst / name)
+    shutil.copytree(ROOT / "nbs", dst / "nbs")
+    shutil.copytree(ROOT / "ddrl_lab", dst / "ddrl_lab", ignore=shutil.ignore_patterns("__pycache__"))
+    return dst
+
+
+def test_library_is_exported_from_notebooks(tmp_path):
+    proj = _copy_project(tmp_path)
+    subprocess.run([BIN / "nbdev_export"], cwd=proj, check=True, capture_output=True)
+    stale = [p.name for p in sorted((ROOT / "ddrl_lab").glob("*.py"))
+             if (proj / "ddrl_lab" / p.name).read_text() != p.read_text()]
+    added = [p.name for p in (proj / "ddrl_lab").glob("*.py") if not (ROOT / "ddrl_lab" / p.name).exists()]
+    assert not stale and not added, f"run nbdev_export: out of step with the notebooks: {stale + added}"
+
+
+def test_notebooks_are_clean(tmp_path):
+    proj = _copy_project(tmp_path)
+    subprocess.run([BIN / "nbdev_clean"], cwd=proj, check=True, capture_output=True)
+    dirty = [str(p.relative_to(ROOT)) for p in ALL_NOTEBOOKS
+             if (proj / p.relative_to(ROOT)).read_bytes() != p.read_bytes()]
+    assert not dirty, f"run nbdev_clean: {dirty}"
+    for p in ALL_NOTEBOOKS:
+        assert set(json.loads(p.read_text())["metadata"]) <= {"kernelspec"}, f"{p.name}: stray notebook metadata"
+        for cell in json.loads(p.read_text())["cells"]:
+            assert not cell.get("outputs") and cell.get("execution_count") is None, f"{p.name} has outputs"
+            assert set(cell.get("metadata", {})) <= {"tags"}, f"{p.name}: stray cell metadata {cell['metadata']}"
+
+
+def test_readme_is_generated_from_index(tmp_path):
+    subprocess.run([BIN / "jupyter", "nbconvert", "--log-level", "WARN", "--to", "markdown", "--output-dir", str(tmp_path),
+                    "--output", "README", str(ROOT / "nbs" / "index.ipynb")], check=True, capture_output=True)
+    assert (tmp_path / "README.md").read_text() == (ROOT / "README.md").read_text(), "run make readme"
+
+
+def test_quickstart_has_a_parameters_cell():
+    nb = json.loads((ROOT / "nbs" / "experiments" / "quickstart.ipynb").read_text())
+    assert any("parameters" in c.get("metadata", {}).get("tags", []) for c in nb["cells"])
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebook_runs(name):
+    "Each notebook's cells are its unit tests; slow cells run too."
+    r = subprocess.run([BIN / "nbdev_test", "--path", f"nbs/{name}", "--flags", "slow"], cwd=ROOT,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]

@@ -1,0 +1,31 @@
+"""The quickstart study really executed by papermill, in a real kernel."""
+import json
+from pathlib import Path
+
+import papermill as pm
+import pytest
+
+from conftest import ROOT
+
+QUICKSTART = ROOT / "nbs" / "experiments" / "quickstart.ipynb"
+
+
+def test_quickstart_learns_and_writes_a_report(tmp_path):
+    out_nb = tmp_path / "quickstart.ipynb"
+    pm.execute_notebook(str(QUICKSTART), str(out_nb), kernel_name="python3", progress_bar=False,
+                        parameters=dict(runtime="serial", out=str(tmp_path / "runs"), total_env_steps=150_000))
+    run_dir, = (tmp_path / "runs").iterdir()
+    meta = json.loads((run_dir / "meta.json").read_text())
+    assert meta["status"] == "finished"
+    report = (run_dir / "report.html").read_text()
+    assert "episode_return_mean vs env_steps" in report and "env_steps_per_s vs time_s" in report
+    text = out_nb.read_text()
+    assert "final episode_return_mean" in text and "application/vnd.plotly.v1+json" in text
+
+
+def test_quickstart_rejects_a_bad_parameter(tmp_path):
+    with pytest.raises(pm.PapermillExecutionError) as e:
+        pm.execute_notebook(str(QUICKSTART), str(tmp_path / "bad.ipynb"), kernel_name="python3", progress_bar=False,
+                            parameters=dict(runtime="serial", num_workers="four", out=str(tmp_path / "runs")))
+    assert "topology.num_workers = 'four' has the wrong type" in str(e.value)
+    assert not (tmp_path / "runs").exists()
