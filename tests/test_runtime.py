@@ -1,14 +1,28 @@
 """The same preset on the serial and the Ray runtime: both learn, identically, and stop cleanly."""
+import _thread
 import json
+import threading
 import time
 
 import numpy as np
+import pytest
 import torch
 
 from ddrl_lab import Job
 from ddrl_lab.metrics import ROW_KEYS
 
 SOLVE = {"run.total_env_steps": 150_000, "run.target_return": 475}
+
+
+def _alive_actors():
+    from ray.util.state import list_actors
+    return [a for a in list_actors(filters=[("state", "=", "ALIVE")]) if a.class_name in ("PPOLearner", "EnvRunner")]
+
+
+def _wait_gone(timeout=20):
+    deadline = time.monotonic() + timeout
+    while _alive_actors() and time.monotonic() < deadline: time.sleep(0.5)
+    return _alive_actors()
 
 
 def last_checkpoint(job):
@@ -33,19 +47,14 @@ def test_serial_and_ray_both_learn_cartpole_identically(tmp_path, ray_cluster):
 
 
 def test_ray_stop_is_idempotent_and_leaves_no_actors(tmp_path, ray_cluster):
-    from ray.util.state import list_actors
     job = Job("cartpole-ppo", {"run.total_env_steps": 10**8, "run.target_return": None, "run.out": str(tmp_path)}).start()
     deadline = time.monotonic() + 60
     while len(job.metrics()) < 2 and time.monotonic() < deadline: time.sleep(0.2)
     assert len(job.metrics()) >= 2
-    names = {"PPOLearner", "EnvRunner"}
-    alive = lambda: [a for a in list_actors(filters=[("state", "=", "ALIVE")]) if a.class_name in names]
-    assert len(alive()) == 3            # one learner, two workers
+    assert len(_alive_actors()) == 3            # one learner, two workers
     job.stop(); job.stop()
     assert job.status == "stopped"
-    deadline = time.monotonic() + 20
-    while alive() and time.monotonic() < deadline: time.sleep(0.5)
-    assert alive() == []
+    assert _wait_gone() == []
     assert ray_cluster.is_initialized()  # the shared cluster was not ours to shut down
     meta = json.loads((job.run_dir / "meta.json").read_text())
     assert meta["status"] == "stopped" and (job.run_dir / "report.html").exists()
@@ -65,3 +74,22 @@ def test_live_knob_reaches_the_ray_learner(tmp_path, ray_cluster):
         assert df.lr.iloc[-1] == 1e-5   # the learner actually stepped with it
     finally:
         job.stop()
+
+
+def test_interrupt_during_wait_stops_the_job(tmp_path, ray_cluster):
+    "What the notebook's 'interrupt kernel' does: KeyboardInterrupt in the main thread while wait() blocks."
+    job = Job("cartpole-ppo", {"run.total_env_steps": 10**8, "run.target_return": None, "run.out": str(tmp_path)}).start()
+    timer = threading.Timer(8.0, _thread.interrupt_main)
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        job.wait()
+    assert job.status == "stopped" and _wait_gone() == []
+
+
+def test_exception_in_a_with_block_stops_the_job(tmp_path, ray_cluster):
+    with pytest.raises(ZeroDivisionError):
+        with Job("cartpole-ppo", {"run.total_env_steps": 10**8, "run.target_return": None, "run.out": str(tmp_path)}) as job:
+            time.sleep(3)
+            1 / 0
+    assert job.status == "stopped" and _wait_gone() == []
+    assert json.loads((job.run_dir / "meta.json").read_text())["status"] == "stopped"
