@@ -11,7 +11,7 @@ TORCH_SPEC ?= torch==2.13.0
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test test-fast export readme clean-runs
+.PHONY: install demo test export readme bench-envs clean-runs
 
 install: $(STAMP)
 
@@ -31,6 +31,10 @@ demo: install
 
 test: install
 	$(BIN)/python -m pytest -q tests
+
+# Env-pool throughput against the raw environments, side by side (about a minute).
+bench-envs: install
+	$(BIN)/python bench/envs.py
 
 # Regenerate the library and README from the notebooks and strip notebook outputs.
 export: install

@@ -36,8 +36,16 @@ class EnvConfig:
     id: str = "CartPole-v1"  # environment id (gymnasium registry)
     backend: str = setting("gymnasium", choices=("gymnasium", "ale", "torch"))  # who steps the envs
     num_envs: int = setting(8, lo=1, hi=65536)  # envs in each worker's pool
-    seed: int = setting(0, lo=0)  # base seed of env resets; worker w, env i gets seed + w*num_envs + i
-    max_episode_steps: Optional[int] = setting(None, lo=1)  # cap on episode length (None: the env's own)
+    seed: int = setting(0, lo=0)  # base seed of env resets; env i of worker w gets one derived from (seed, w*num_envs + i)
+    max_episode_steps: Optional[int] = setting(None, lo=1)  # cap on episode length in agent steps (None: the env's own)
+    vectorization: str = setting("auto", choices=("auto", "inline", "process"))  # gymnasium/ale: in-process loop or one process per env
+    num_procs: int = setting(0, lo=0)  # cores a process pool may use (0: all cores divided among the workers)
+    device: str = setting("cpu", choices=("cpu", "cuda"))  # torch backend: where the env tensors live
+    frame_skip: int = setting(4, lo=1, hi=100)  # ale: agent step = this many frames (max-pooled)
+    frame_stack: int = setting(4, lo=1, hi=64)  # ale: frames stacked into one observation
+    sticky_actions: float = setting(0.25, lo=0.0, hi=1.0)  # ale: probability of repeating the previous action
+    noop_max: int = setting(30, lo=0)  # ale: up to this many no-op actions after reset
+    episodic_life: bool = False  # ale: end an episode at each life lost
 
 @dataclass
 class AlgoConfig:

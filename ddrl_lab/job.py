@@ -23,6 +23,7 @@ import ddrl_lab
 from .config import Config, ConfigError, config_hash, load_config, save_config
 from .envs import env_problems, env_seeds, env_spaces
 from .learner import PPOLearner
+from .models import space_problems
 from .metrics import MetricsLog, RowBuilder, write_report
 from .runner import EnvRunner
 from .runtime import make_runtime
@@ -32,7 +33,7 @@ __all__ = ['IMPLEMENTED', 'check_supported', 'new_run_dir', 'Job']
 
 # %% ../nbs/12_job.ipynb 5
 IMPLEMENTED = {"algo.name": ("ppo",), "sync.mode": ("sync",), "topology.mode": ("decoupled",),
-               "topology.num_learners": (1,), "env.backend": ("gymnasium",), "channel.codec": ("pickle5",),
+               "topology.num_learners": (1,), "channel.codec": ("pickle5",),
                "replay.kind": ("none",)}
 
 def check_supported(cfg: Config) -> None:
@@ -44,8 +45,9 @@ def check_supported(cfg: Config) -> None:
         if v not in allowed:
             problems.append(f"{key} = {v!r} is not available yet in ddrl_lab {ddrl_lab.__version__}: "
                             f"this version runs {key} = {' or '.join(map(repr, allowed))}.")
-    if cfg.env.backend == "gymnasium": problems += env_problems(cfg.env)
-    if problems: raise ConfigError(problems)
+    env = env_problems(cfg.env)
+    if not env: env = space_problems(*env_spaces(cfg.env))
+    if problems or env: raise ConfigError(problems + env)
 
 # %% ../nbs/12_job.ipynb 8
 def new_run_dir(out, name: str, cfg_hash: str) -> Path:

@@ -89,17 +89,17 @@ class PPOLearner:
     def _train(self, b: Segment) -> dict:
         a, dev, T, M = self.a, self.device, *b.shape
         t = lambda x, dtype=torch.float32: torch.as_tensor(x, dtype=dtype, device=dev)
-        obs, next_obs, final_obs = t(b.obs), t(b.next_obs), t(b.final_obs)
+        obs, next_obs, final_obs = (torch.as_tensor(x, device=dev) for x in (b.obs, b.next_obs, b.final_obs))
         actions, old_logp = t(b.actions, torch.int64).reshape(-1), t(b.logp).reshape(-1)
         rewards, terminated = t(b.rewards), t(b.terminated, torch.bool)
         dones = terminated | t(b.truncated, torch.bool)
         # 1. advantages, with the bootstrap rule above
         with torch.no_grad():
-            values = self.model.value(obs.reshape(T * M, -1)).reshape(T, M)
+            values = self.model.value(obs.flatten(0, 1)).reshape(T, M)
             next_values = bootstrap_values(values, self.model.value(next_obs), self.model.value(final_obs),
                                            t(b.final_index, torch.int64), terminated)
             adv, ret = gae(rewards, values, next_values, dones, a.gamma, a.gae_lambda)
-        b_obs, b_adv, b_ret = obs.reshape(T * M, -1), adv.reshape(-1), ret.reshape(-1)
+        b_obs, b_adv, b_ret = obs.flatten(0, 1), adv.reshape(-1), ret.reshape(-1)
         # 2. learning rate (optionally annealed over the step budget)
         self.env_steps += T * M
         lr = self.knobs["lr"] * (max(0.0, 1 - self.env_steps / self.cfg.run.total_env_steps) if a.anneal_lr else 1.0)

@@ -12,7 +12,7 @@ from torch import nn
 from torch.distributions import Categorical
 
 # %% auto 0
-__all__ = ['layer_init', 'ActorCritic', 'build_model', 'get_weights', 'set_weights']
+__all__ = ['layer_init', 'ActorCritic', 'space_problems', 'build_model', 'get_weights', 'set_weights']
 
 # %% ../nbs/05_models.ipynb 4
 def layer_init(layer: nn.Linear, std: float = np.sqrt(2), bias: float = 0.0) -> nn.Linear:
@@ -22,25 +22,36 @@ def layer_init(layer: nn.Linear, std: float = np.sqrt(2), bias: float = 0.0) -> 
     return layer
 
 class ActorCritic(nn.Module):
-    "Separate tanh MLPs for the policy logits and the state value, for flat observations and discrete actions."
-    def __init__(self, obs_dim: int, n_actions: int, hidden: int = 64):
+    "Separate tanh MLPs for the policy logits and the state value; observations are flattened (uint8 scaled to [0, 1])."
+    def __init__(self, obs_shape: tuple, n_actions: int, hidden: int = 64, scale: float = 1.0):
         super().__init__()
-        def torso(): return [layer_init(nn.Linear(obs_dim, hidden)), nn.Tanh(), layer_init(nn.Linear(hidden, hidden)), nn.Tanh()]
+        obs_dim, self.scale = int(np.prod(obs_shape)), scale
+        def torso(): return [nn.Flatten(), layer_init(nn.Linear(obs_dim, hidden)), nn.Tanh(), layer_init(nn.Linear(hidden, hidden)), nn.Tanh()]
         self.actor = nn.Sequential(*torso(), layer_init(nn.Linear(hidden, n_actions), std=0.01))
         self.critic = nn.Sequential(*torso(), layer_init(nn.Linear(hidden, 1), std=1.0))
 
-    def value(self, obs: torch.Tensor) -> torch.Tensor: return self.critic(obs).squeeze(-1)
-    def dist(self, obs: torch.Tensor) -> Categorical: return Categorical(logits=self.actor(obs))
+    def _x(self, obs: torch.Tensor) -> torch.Tensor: return obs.float() * self.scale if self.scale != 1.0 else obs.float()
+    def value(self, obs: torch.Tensor) -> torch.Tensor: return self.critic(self._x(obs)).squeeze(-1)
+    def dist(self, obs: torch.Tensor) -> Categorical: return Categorical(logits=self.actor(self._x(obs)))
+
+# %% ../nbs/05_models.ipynb 6
+def space_problems(obs_space: gym.Space, action_space: gym.Space) -> list[str]:
+    "Why the models cannot handle these spaces, or []."
+    p = []
+    if not isinstance(action_space, gym.spaces.Discrete):
+        p.append(f"the env's action space {action_space} is not supported: the models take Discrete actions only.")
+    if not isinstance(obs_space, gym.spaces.Box):
+        p.append(f"the env's observation space {obs_space} is not supported: the models take Box observations only.")
+    return p
 
 def build_model(obs_space: gym.Space, action_space: gym.Space, hidden: int = 64) -> ActorCritic:
-    "The actor-critic for these spaces, or a clear error for spaces not supported yet."
-    if not isinstance(action_space, gym.spaces.Discrete):
-        raise NotImplementedError(f"only discrete action spaces are supported so far, got {action_space}")
-    if not isinstance(obs_space, gym.spaces.Box) or len(obs_space.shape) != 1:
-        raise NotImplementedError(f"only flat Box observations are supported so far, got {obs_space}")
-    return ActorCritic(int(obs_space.shape[0]), int(action_space.n), hidden)
+    "The actor-critic for these spaces, or a clear error for spaces it cannot handle."
+    problems = space_problems(obs_space, action_space)
+    if problems: raise NotImplementedError(" ".join(problems))
+    scale = 1.0 / 255.0 if obs_space.dtype == np.uint8 else 1.0
+    return ActorCritic(obs_space.shape, int(action_space.n), hidden, scale)
 
-# %% ../nbs/05_models.ipynb 5
+# %% ../nbs/05_models.ipynb 7
 def get_weights(model: nn.Module) -> dict[str, np.ndarray]:
     "The model's parameters and buffers as NumPy arrays (copies)."
     return {k: v.detach().cpu().numpy().copy() for k, v in model.state_dict().items()}

@@ -5,6 +5,8 @@
 # %% ../nbs/08_runner.ipynb 2
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import torch
 
@@ -14,22 +16,26 @@ from .models import build_model, set_weights
 from .segments import Segment
 
 # %% auto 0
-__all__ = ['EnvRunner']
+__all__ = ['to_numpy', 'EnvRunner']
 
 # %% ../nbs/08_runner.ipynb 4
+def to_numpy(x) -> np.ndarray:
+    "NumPy view of a pool's output (torch backends return tensors, maybe on a device)."
+    return x.cpu().numpy() if torch.is_tensor(x) else np.asarray(x)
+
 class EnvRunner:
     "Steps `env.num_envs` envs with versioned weights; `collect` returns one `Segment`."
     def __init__(self, cfg: Config, worker_id: int, num_threads: int = 1):
         torch.set_num_threads(num_threads)
         self.cfg, self.worker_id, self.T = cfg, worker_id, cfg.algo.segment_length
-        self.envs = make_env_pool(cfg.env)
+        cores = max(1, (os.cpu_count() or 1) // cfg.topology.num_workers)
+        self.pool = make_env_pool(cfg.env, cores=cores)
         self.seeds = env_seeds(cfg.env, worker_id)
-        self.obs, _ = self.envs.reset(seed=self.seeds)
-        self.model = build_model(self.envs.single_observation_space, self.envs.single_action_space, cfg.algo.hidden_size)
+        self.obs = to_numpy(self.pool.reset(self.seeds))
+        self.model = build_model(self.pool.single_observation_space, self.pool.single_action_space, cfg.algo.hidden_size)
         self.gen = torch.Generator().manual_seed(cfg.run.seed * 1_000_003 + worker_id)
         self.version, self.seq, self.env_steps, self.episodes = -1, 0, 0, 0
-        M = cfg.env.num_envs
-        self.ep_return, self.ep_len = np.zeros(M), np.zeros(M, np.int64)
+        self._device = getattr(self.pool, "device", None)   # torch pools take actions as tensors
 
     def collect(self, weights: dict) -> Segment:
         "Load `weights` if they are newer, then step every env `T` times."
@@ -43,17 +49,20 @@ class EnvRunner:
         for t in range(T):
             obs[t] = self.obs
             with torch.no_grad():
-                dist = self.model.dist(torch.as_tensor(self.obs, dtype=torch.float32))
+                dist = self.model.dist(torch.as_tensor(self.obs))
                 action = torch.multinomial(dist.probs, 1, generator=self.gen).squeeze(1)
                 logp[t] = dist.log_prob(action).numpy()
             actions[t] = action.numpy()
-            self.obs, rewards[t], terminated[t], truncated[t], info = self.envs.step(actions[t])
-            self.ep_return += rewards[t]; self.ep_len += 1
-            for m in np.flatnonzero(terminated[t] | truncated[t]):
-                ep_returns.append(self.ep_return[m]); ep_lengths.append(self.ep_len[m])
-                self.ep_return[m], self.ep_len[m] = 0.0, 0
-                if truncated[t, m] and not terminated[t, m]:   # bootstrap from the true last observation
-                    final_obs.append(info["final_obs"][m]); final_index.append(t * M + m)
+            step = self.pool.step(action if self._device is None else action.to(self._device))
+            self.obs, rewards[t] = to_numpy(step.obs), to_numpy(step.reward)
+            terminated[t], truncated[t] = to_numpy(step.terminated), to_numpy(step.truncated)
+            done = np.flatnonzero(terminated[t] | truncated[t])
+            if len(done):
+                final, ret, length = to_numpy(step.final_obs), to_numpy(step.episode_return), to_numpy(step.episode_length)
+                ep_returns += ret[done].tolist(); ep_lengths += length[done].tolist()
+                for m in done:
+                    if truncated[t, m] and not terminated[t, m]:   # bootstrap from the true last observation
+                        final_obs.append(final[m]); final_index.append(t * M + m)
         seg = Segment(obs=obs, actions=actions, logp=logp, rewards=rewards, terminated=terminated, truncated=truncated,
                       next_obs=self.obs.copy(), final_obs=np.array(final_obs, obs.dtype).reshape(-1, *obs.shape[2:]),
                       final_index=np.array(final_index, np.int64), policy_version=self.version,
@@ -72,4 +81,4 @@ class EnvRunner:
 
     def state_dict(self) -> dict: return dict(seq=self.seq, env_steps=self.env_steps, episodes=self.episodes, version=self.version)
     def load_state_dict(self, sd: dict) -> None: self.seq, self.env_steps, self.episodes, self.version = sd["seq"], sd["env_steps"], sd["episodes"], sd["version"]
-    def close(self) -> None: self.envs.close()
+    def close(self) -> None: self.pool.close()
