@@ -79,7 +79,9 @@ def main():
     cp = EnvConfig(id="CartPole-v1", num_envs=8)
     base = plain_loop(make_single_env(cp), S)
     rows.append(("gymnasium CartPole-v1, plain 1-env loop", base, 1, None, None))
-    rows.append(("ddrl_lab InlinePool CartPole x8", pool_rate(InlinePool([EnvFn(cp)] * 8), env_seeds(cp, 0), S), 1, "plain loop", base))
+    for m in (8, 16, 32):
+        cm = EnvConfig(id="CartPole-v1", num_envs=m)
+        rows.append((f"ddrl_lab InlinePool CartPole x{m}", pool_rate(InlinePool([EnvFn(cm)] * m), env_seeds(cm, 0), S), 1, "plain loop", base))
     vec = gym.make_vec("CartPole-v1", 8, vectorization_mode="sync")
     vec.reset(seed=0)
     acts = np.random.default_rng(0).integers(2, size=(256, 8))

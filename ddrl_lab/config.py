@@ -36,7 +36,7 @@ class EnvConfig:
     id: str = "CartPole-v1"  # environment id (gymnasium registry)
     backend: str = setting("gymnasium", choices=("gymnasium", "ale", "torch"))  # who steps the envs
     num_envs: int = setting(8, lo=1, hi=65536)  # envs in each worker's pool
-    seed: int = setting(0, lo=0)  # base seed of env resets; env i of worker w gets one derived from (seed, w*num_envs + i)
+    seed: int = setting(0, lo=0)  # env reset seeds: env i of worker w gets one derived from (run.seed, env.seed, w*num_envs + i)
     max_episode_steps: Optional[int] = setting(None, lo=1)  # cap on episode length in agent steps (None: the env's own)
     vectorization: str = setting("auto", choices=("auto", "inline", "process"))  # gymnasium/ale: in-process loop or one process per env
     num_procs: int = setting(0, lo=0)  # cores a process pool may use (0: all cores divided among the workers)
@@ -114,7 +114,7 @@ class RunConfig:
     total_env_steps: int = setting(100_000, lo=1)  # stop after this many env steps
     target_return: Optional[float] = None  # stop early once episode_return_mean reaches this
     return_window: int = setting(20, lo=1, hi=100_000)  # episodes averaged in episode_return_mean
-    seed: int = setting(0, lo=0)  # seed of the learner and the workers' action sampling
+    seed: int = setting(0, lo=0)  # seed of the learner, the workers' action sampling and (with env.seed) the envs
     out: str = "runs"  # parent folder of run directories
     checkpoint_every: int = setting(0, lo=0)  # learner updates between checkpoints (0: only the last)
     log_interval_s: float = setting(0.5, lo=0.0)  # least time between two metrics rows

@@ -37,13 +37,13 @@ class PoolStep:
     def done(self): return self.terminated | self.truncated
 
 # %% ../nbs/01_envs.ipynb 7
-def env_seed(base_seed: int, global_index: int) -> int:
-    "The reset seed of env number `global_index` of a run seeded `base_seed`."
-    return int(np.random.SeedSequence([base_seed, global_index]).generate_state(1)[0])
+def env_seed(run_seed: int, env_seed_offset: int, global_index: int) -> int:
+    "The reset seed of env number `global_index` of a run (`run.seed`, `env.seed`)."
+    return int(np.random.SeedSequence([run_seed, env_seed_offset, global_index]).generate_state(1)[0])
 
-def env_seeds(cfg: EnvConfig, worker_id: int) -> list[int]:
+def env_seeds(cfg: EnvConfig, worker_id: int, run_seed: int = 0) -> list[int]:
     "The reset seeds of worker `worker_id`'s envs."
-    return [env_seed(cfg.seed, worker_id * cfg.num_envs + i) for i in range(cfg.num_envs)]
+    return [env_seed(run_seed, cfg.seed, worker_id * cfg.num_envs + i) for i in range(cfg.num_envs)]
 
 # %% ../nbs/01_envs.ipynb 10
 def _register_ale() -> None:

@@ -88,7 +88,7 @@ class Job:
         self.log.path = self.run_dir / "metrics.jsonl"
         self.meta = dict(name=self.name, config_hash=self.hash, ddrl_lab_version=ddrl_lab.__version__,
                          python=platform.python_version(), runtime=c.run.runtime, status="running", start=_now(), end=None,
-                         seeds=dict(run=c.run.seed, env={w: env_seeds(c.env, w) for w in range(c.topology.num_workers)}))
+                         seeds=dict(run=c.run.seed, env={w: env_seeds(c.env, w, c.run.seed) for w in range(c.topology.num_workers)}))
         self._write_meta()
         self.status = "running"
         atexit.register(_stop_at_exit, weakref.ref(self))

@@ -30,7 +30,7 @@ class EnvRunner:
         self.cfg, self.worker_id, self.T = cfg, worker_id, cfg.algo.segment_length
         cores = max(1, (os.cpu_count() or 1) // cfg.topology.num_workers)
         self.pool = make_env_pool(cfg.env, cores=cores)
-        self.seeds = env_seeds(cfg.env, worker_id)
+        self.seeds = env_seeds(cfg.env, worker_id, cfg.run.seed)
         self.obs = to_numpy(self.pool.reset(self.seeds))
         self.model = build_model(self.pool.single_observation_space, self.pool.single_action_space, cfg.algo.hidden_size)
         self.gen = torch.Generator().manual_seed(cfg.run.seed * 1_000_003 + worker_id)
