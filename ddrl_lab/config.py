@@ -87,9 +87,10 @@ class SyncConfig:
 class ChannelConfig:
     "The bounded channel between producers and consumers of segments."
     capacity: int = setting(8, lo=1)  # segments the channel holds
+    max_mb: Optional[float] = setting(None, lo=0.0, lo_open=True)  # bytes bound too (MiB of encoded segments queued); None: count only
     high_watermark: float = setting(0.9, lo=0.0, hi=1.0, lo_open=True)  # fill at which producers are throttled
     low_watermark: float = setting(0.1, lo=0.0, hi=1.0)  # fill below which the consumer waits
-    codec: str = setting("pickle5", choices=("pickle5", "msgpack", "shm"))  # how segments are encoded
+    codec: str = setting("pickle5", choices=("pickle5", "msgpack", "shm"))  # how segments are encoded between worker and learner
 
 @dataclass
 class ReplayConfig:
@@ -256,6 +257,8 @@ def check_consistency(c: Config) -> list[str]:
     batch = c.algo.segment_length * c.env.num_envs * c.topology.num_workers
     if c.algo.name in ON_POLICY and c.algo.minibatch_size > batch:
         p.append(f"algo.minibatch_size = {c.algo.minibatch_size} is larger than one batch of algo.segment_length x env.num_envs x topology.num_workers = {batch} steps.")
+    if c.channel.codec == "shm" and c.run.ray_address is not None:
+        p.append("channel.codec = 'shm' works within one host only, but run.ray_address names a cluster: use pickle5 or msgpack.")
     if c.run.ray_address is not None and c.run.runtime != "ray":
         p.append(f"run.ray_address is set but run.runtime = '{c.run.runtime}': set run.runtime=ray to use a cluster.")
     return p

@@ -14,12 +14,15 @@ import threading
 import time
 import traceback
 import weakref
+from collections import Counter
 from pathlib import Path
 from typing import Optional
 
 import pandas as pd
 
 import ddrl_lab
+from .channel import Channel
+from .codecs import get_codec
 from .config import Config, ConfigError, config_hash, load_config, save_config
 from .envs import env_problems, env_seeds, env_spaces
 from .learner import PPOLearner
@@ -32,8 +35,8 @@ from .runtime import make_runtime
 __all__ = ['IMPLEMENTED', 'check_supported', 'new_run_dir', 'Job']
 
 # %% ../nbs/12_job.ipynb 5
-IMPLEMENTED = {"algo.name": ("ppo",), "sync.mode": ("sync",), "topology.mode": ("decoupled",),
-               "topology.num_learners": (1,), "channel.codec": ("pickle5",),
+IMPLEMENTED = {"algo.name": ("ppo",), "sync.mode": ("sync", "async"), "sync.stale_policy": ("drop",),
+               "topology.mode": ("decoupled",), "topology.num_learners": (1,),
                "replay.kind": ("none",)}
 
 def check_supported(cfg: Config) -> None:
@@ -73,7 +76,17 @@ class Job:
         self.log = MetricsLog()
         self.runtime = self.learner = None
         self.runners: list = []
-        self._knobs: queue.Queue = queue.Queue()
+        c = self.config
+        max_bytes = None if c.channel.max_mb is None else int(c.channel.max_mb * 2**20)
+        self.channel = Channel(c.channel.capacity, c.channel.high_watermark, c.channel.low_watermark, max_bytes) \
+            if c.sync.mode == "async" else None
+        self.knobs = {**{k: getattr(c.algo, k) for k in PPOLearner.KNOBS}, "max_staleness": c.sync.max_staleness}
+        if self.channel is not None: self.knobs.update(high_watermark=c.channel.high_watermark, low_watermark=c.channel.low_watermark)
+        self.books = Counter()              # produced, trained, rejected, dropped_stale, dropped_stop
+        self.rejections: list[dict] = []    # provenance of the first rejected segments
+        self.rejected_by_worker, self.produced_by_worker = Counter(), Counter()
+        self.codec = get_codec(c.channel.codec)
+        self._knob_queue: queue.Queue = queue.Queue()
         self._stop, self._thread, self._closed = threading.Event(), None, threading.Lock()
         self._finished = False
         self.meta: dict = {}
@@ -115,27 +128,107 @@ class Job:
         except BaseException as e:
             self._finish("stopped" if self._stop.is_set() else "failed", e)
 
+    # -- the two loops ----------------------------------------------------------------------
     def _loop(self) -> None:
-        "The synchronous loop: weights out to every worker, one segment back from each, one update."
-        c, rt = self.config, self.runtime
-        rows, knobs, last = RowBuilder(c.run.return_window), dict(self.knobs_now()), None
-        while not self._stop.is_set() and rows.env_steps < c.run.total_env_steps:
-            knobs.update(self._apply_knobs())
+        c = self.config
+        self._rows, self._last_row, self._rowed_at = RowBuilder(c.run.return_window), None, (0, 0)
+        (self._loop_async if c.sync.mode == "async" else self._loop_sync)()
+        if self._rowed_at != (self._rows.updates, self.books["produced"]): self._row()   # the final state
+
+    def _running(self) -> bool:
+        return not self._stop.is_set() and self._rows.env_steps < self.config.run.total_env_steps
+
+    def _loop_sync(self) -> None:
+        "Barrier: weights out to every worker, one segment back from each, one update."
+        rt = self.runtime
+        while self._running():
+            self._apply_knobs()
             weights = rt.call(self.learner, "get_weights")
-            segments = [rt.call(r, "collect", weights) for r in self.runners]
-            info = rt.get(rt.call(self.learner, "update", *segments))
-            rows.add(info)
-            stats = {k: v for k, v in info.items() if isinstance(v, float)}
-            done = (c.run.target_return is not None and rows.return_mean >= c.run.target_return) \
-                or rows.env_steps >= c.run.total_env_steps
-            if done or last is None or time.monotonic() - last >= c.run.log_interval_s:
-                self.log.append(rows.row(**stats, **{f"knob_{k}": v for k, v in knobs.items()}))
-                last = time.monotonic()
-            if c.run.checkpoint_every and rows.updates % c.run.checkpoint_every == 0: self._checkpoint()
-            if done: break
+            calls = [rt.call(r, "produce", weights, num_returns=2) for r in self.runners]
+            for meta in rt.get([m for m, _ in calls]): self._produced(meta)
+            info = rt.get(rt.call(self.learner, "update", *[seg for _, seg in calls]))
+            if self._trained(info): break
+
+    def _loop_async(self) -> None:
+        "Decoupled through the channel (see above)."
+        rt, ch, n = self.runtime, self.channel, len(self.runners)
+        weights = rt.call(self.learner, "get_weights")
+        pending, held, update = {}, {i: None for i in range(n)}, None   # held: worker -> since when it was throttled
+        idle_since = None                                                 # since when the learner has waited for a batch
+        while self._running():
+            self._apply_knobs()
+            for i, since in list(held.items()):            # relaunch idle workers while there is room
+                if not ch.reserve(timeout=0):
+                    if since is None: held[i] = time.monotonic()
+                    continue
+                if since is not None: ch.note_throttled(time.monotonic() - since)
+                del held[i]
+                meta, seg = rt.call(self.runners[i], "produce", weights, num_returns=2)
+                pending[meta] = (i, seg)
+            for ref in rt.ready(list(pending), timeout=0.002 if update is not None else 0.02):
+                i, seg = pending.pop(ref)
+                meta = rt.get(ref); self._produced(meta); held[i] = None
+                if "rejected" in meta: ch.release()
+                else: ch.put(seg, meta["nbytes"], reserved=True)
+            if update is not None and rt.ready([update], timeout=0):
+                info, update = rt.get(update), None
+                if self._trained(info): break
+                weights = rt.call(self.learner, "get_weights")
+            if update is None:
+                batch = ch.get(n, timeout=0)
+                if batch:
+                    if idle_since is not None: ch.note_consumer_wait(time.monotonic() - idle_since); idle_since = None
+                    update = rt.call(self.learner, "update", *batch, max_staleness=self.knobs["max_staleness"])
+                elif idle_since is None: idle_since = time.monotonic()   # the learner waits for data
+        # wind down: the update in flight is finished, segments in flight or queued are dropped, and counted
+        if update is not None: self._trained(rt.get(update), final=True)
+        dropped = []
+        for ref in rt.ready(list(pending), timeout=10.0):
+            (i, seg), meta = pending.pop(ref), rt.get(ref)
+            self._produced(meta); ch.release()
+            if "rejected" not in meta: dropped.append(seg)
+        dropped += ch.drain("stop")
+        self.books["dropped_stop"] += len(dropped)
+        ch.release(len(pending))
+        if self.config.channel.codec == "shm":          # shared-memory blocks nobody will decode
+            for enc in dropped: self.codec.discard(rt.get(enc))
+
+    # -- accounting -------------------------------------------------------------------------
+    def _produced(self, meta: dict) -> None:
+        self.books["produced"] += 1; self.produced_by_worker[meta["worker_id"]] += 1
+        self._rows.produced(meta)
+        if "rejected" in meta:
+            self.books["rejected"] += 1; self.rejected_by_worker[meta["worker_id"]] += 1
+            if len(self.rejections) < 100: self.rejections.append(meta["rejected"])
+
+    def _trained(self, info: dict, final: bool = False) -> bool:
+        "Fold in one update; write a row when due. True when the run is done."
+        c, rows = self.config, self._rows
+        for k in ("trained", "rejected", "dropped_stale"): self.books[k] += info[k]
+        for r in info["rejections"]:
+            self.rejected_by_worker[r["worker_id"]] += 1
+            if len(self.rejections) < 100: self.rejections.append(r)
+        rows.add(info)
+        done = final or (c.run.target_return is not None and rows.return_mean >= c.run.target_return) \
+            or rows.env_steps >= c.run.total_env_steps
+        self._stats = {k: v for k, v in info.items() if isinstance(v, float)}
+        if done or self._last_row is None or time.monotonic() - self._last_row >= c.run.log_interval_s: self._row()
+        if c.run.checkpoint_every and rows.updates % c.run.checkpoint_every == 0: self._checkpoint()
+        return done
+
+    def _row(self) -> None:
+        "Append one metrics row: the contract keys, learner stats, channel and books, live knobs."
+        extra = self.channel.metrics() if self.channel is not None else {}
+        extra = {k: v for k, v in extra.items() if not k.startswith("knob_")}
+        b = self.books
+        self.log.append(self._rows.row(**getattr(self, "_stats", {}), **extra, produced_segments=b["produced"],
+                                       trained_segments=b["trained"], dropped_stale=b["dropped_stale"],
+                                       dropped_segments=b["dropped_stale"] + b["dropped_stop"],
+                                       **{f"knob_{k}": v for k, v in self.knobs.items()}))
+        self._last_row, self._rowed_at = time.monotonic(), (self._rows.updates, b["produced"])
 
     def _finish(self, status: str, error: Optional[BaseException] = None) -> None:
-        "Checkpoint, tear everything down, and write meta.json and the report: once."
+        "Checkpoint, tear everything down, and write meta.json, rejections and the report: once."
         with self._closed:
             if self._finished: return
             self._finished = True
@@ -147,8 +240,12 @@ class Job:
                 except Exception as e: self.meta["checkpoint_error"] = repr(e)
             if self.runtime is not None: self.runtime.shutdown()
             self.status = status
-            self.meta.update(status=status, end=_now())
+            self.meta.update(status=status, end=_now(), books=dict(self.books),
+                             produced_by_worker={str(k): v for k, v in sorted(self.produced_by_worker.items())},
+                             rejected_by_worker={str(k): v for k, v in sorted(self.rejected_by_worker.items())})
             if self.run_dir is not None:
+                if self.rejections:
+                    (self.run_dir / "rejections.jsonl").write_text("".join(json.dumps(r) + "\n" for r in self.rejections))
                 self._write_meta()
                 write_report(self.run_dir)
 
@@ -178,7 +275,7 @@ class Job:
     def __enter__(self): return self.start()
     def __exit__(self, *exc): self.stop()
 
-    # -- records, knobs, metrics -----------------------------------------------------------
+    # -- records, knobs, faults, metrics -----------------------------------------------------
     def _write_meta(self) -> None:
         tmp = self.run_dir / "meta.json.tmp"
         tmp.write_text(json.dumps(self.meta, indent=2)); tmp.replace(self.run_dir / "meta.json")
@@ -190,22 +287,32 @@ class Job:
         torch.save(sd, path)
         return path
 
-    def knobs_now(self) -> dict:
-        "The learner's live knobs and their current values."
-        return {k: getattr(self.config.algo, k) for k in PPOLearner.KNOBS} if self.learner is None \
-            else {k[5:]: v for k, v in self.runtime.get(self.runtime.call(self.learner, "metrics")).items() if k.startswith("knob_")}
-
     def update(self, **knobs) -> None:
-        "Change live knobs of the running job; they reach the components before the next update."
-        unknown = set(knobs) - set(PPOLearner.KNOBS)
-        if unknown: raise ValueError(f"unknown knob(s) {sorted(unknown)}: the live knobs are {', '.join(PPOLearner.KNOBS)}")
-        self._knobs.put(knobs)
+        "Change live knobs of the running job; a bad name or value raises here and changes nothing."
+        live = list(PPOLearner.KNOBS) + ["max_staleness"] + (list(Channel.KNOBS) if self.channel is not None else [])
+        unknown = set(knobs) - set(live)
+        if unknown: raise ValueError(f"unknown knob(s) {sorted(unknown)}: the live knobs of this job are {', '.join(live)}")
+        if "max_staleness" in knobs and not (isinstance(knobs["max_staleness"], int) and knobs["max_staleness"] >= 0):
+            raise ValueError(f"max_staleness = {knobs['max_staleness']!r}: expected an integer of at least 0")
+        marks = {k: knobs[k] for k in Channel.KNOBS if k in knobs}
+        if marks: self.channel.set_knobs(**marks)       # validated and applied at once (thread-safe)
+        self.knobs.update(marks)
+        self._knob_queue.put({k: v for k, v in knobs.items() if k not in marks})
 
-    def _apply_knobs(self) -> dict:
+    def _apply_knobs(self) -> None:
         changed = {}
-        while not self._knobs.empty(): changed.update(self._knobs.get_nowait())
-        if changed: self.runtime.get(self.runtime.call(self.learner, "set_knobs", **changed))
-        return changed
+        while not self._knob_queue.empty(): changed.update(self._knob_queue.get_nowait())
+        learner = {k: v for k, v in changed.items() if k in PPOLearner.KNOBS}
+        if learner: self.runtime.get(self.runtime.call(self.learner, "set_knobs", **learner))
+        self.knobs.update(changed)
+
+    FAULTS = ("poison",)
+    def inject(self, fault: str, worker: int = 0, **kw) -> None:
+        "Fault drills. `poison`: worker `worker` emits NaN rewards from now on (its segments are rejected)."
+        if fault not in self.FAULTS:
+            raise ValueError(f"fault {fault!r} is not available yet: this version has {', '.join(self.FAULTS)}")
+        if not 0 <= worker < len(self.runners): raise ValueError(f"worker = {worker}: expected 0..{len(self.runners) - 1}")
+        self.runtime.get(self.runtime.call(self.runners[worker], "set_knobs", poison=True))
 
     def metrics(self) -> pd.DataFrame:
         "The metrics rows so far."

@@ -6,11 +6,13 @@
 from __future__ import annotations
 
 from collections import Counter, deque
+from typing import Optional
 
 import gymnasium as gym
 import numpy as np
 import torch
 
+from .codecs import Encoded, get_codec
 from .config import Config
 from .losses import gae, ppo_loss
 from .models import build_model, get_weights, set_weights
@@ -53,6 +55,7 @@ class PPOLearner:
         self.env_steps = 0               # env steps consumed (accepted)
         self.rejected = Counter()        # worker_id -> rejected segments
         self.rejections = deque(maxlen=100)  # provenance of the latest rejections
+        self.codec = get_codec(cfg.channel.codec)   # how segments arrive from the workers
 
     def get_weights(self) -> dict:
         "The current weights with their global version."
@@ -74,13 +77,18 @@ class PPOLearner:
             self.rejections.append(dict(worker_id=s.worker_id, seq=s.seq, policy_version=s.policy_version, reason=reason))
         return good
 
-    def update(self, *segments: Segment) -> dict:
-        "Validate `segments`, train on the good ones, and return what happened."
-        good = self._accept(segments)
-        info = dict(segments=len(segments), rejected=len(segments) - len(good),
-                    env_steps=sum(s.num_steps for s in segments),
+    def update(self, *segments, max_staleness: Optional[int] = None) -> dict:
+        "Decode and validate `segments` (`None`s, already rejected by their workers, are skipped), drop those staler than `max_staleness`, train on the rest."
+        segments = [self.codec.decode(s) if isinstance(s, Encoded) else s for s in segments if s is not None]
+        valid = self._accept(segments)
+        fresh = lambda s: max_staleness is None or self.version - s.policy_version <= max_staleness
+        good, stale = [s for s in valid if fresh(s)], [s for s in valid if not fresh(s)]
+        info = dict(segments=len(segments), rejected=len(segments) - len(valid), dropped_stale=len(valid) - len(good),
+                    trained=len(good), env_steps=sum(s.num_steps for s in good),
                     version_lags=[self.version - s.policy_version for s in good],
-                    episode_returns=[float(r) for s in good for r in s.episode_returns])
+                    dropped_lags=[self.version - s.policy_version for s in stale],
+                    episode_returns=[float(r) for s in good for r in s.episode_returns],
+                    rejections=list(self.rejections)[-(len(segments) - len(valid)):] if len(segments) > len(valid) else [])
         if good:
             info.update(self._train(concat_segments(good)))
         info["policy_version"] = self.version

@@ -33,9 +33,13 @@ class RowBuilder:
         self.episodes = 0
         self._lags, self._last_t, self._last_steps = [], self.t0, 0
 
+    def produced(self, meta: dict) -> None:
+        "Fold in one segment a worker produced (rejected at the source or not)."
+        self.env_steps += meta["env_steps"]; self.rejected += "rejected" in meta
+
     def add(self, info: dict) -> None:
         "Fold in one learner update's result."
-        self.env_steps += info["env_steps"]; self.rejected += info["rejected"]
+        self.rejected += info["rejected"]
         self.updates += 1; self.version = info["policy_version"]
         self.returns.extend(info["episode_returns"]); self.episodes += len(info["episode_returns"])
         self._lags.extend(info["version_lags"])

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import os
+from typing import Optional
 
 import numpy as np
 import torch
@@ -13,7 +14,8 @@ import torch
 from .config import Config
 from .envs import env_seeds, make_env_pool
 from .models import build_model, set_weights
-from .segments import Segment
+from .codecs import Encoded, get_codec
+from .segments import Segment, validate_segment
 
 # %% auto 0
 __all__ = ['to_numpy', 'EnvRunner']
@@ -34,7 +36,9 @@ class EnvRunner:
         self.obs = to_numpy(self.pool.reset(self.seeds))
         self.model = build_model(self.pool.single_observation_space, self.pool.single_action_space, cfg.algo.hidden_size)
         self.gen = torch.Generator().manual_seed(cfg.run.seed * 1_000_003 + worker_id)
-        self.version, self.seq, self.env_steps, self.episodes = -1, 0, 0, 0
+        self.version, self.seq, self.env_steps, self.episodes, self.rejected = -1, 0, 0, 0, 0
+        self.poison = False
+        self.codec = get_codec(cfg.channel.codec)   # how segments leave this worker
         self._device = getattr(self.pool, "device", None)   # torch pools take actions as tensors
 
     def collect(self, weights: dict) -> Segment:
@@ -67,17 +71,38 @@ class EnvRunner:
                       next_obs=self.obs.copy(), final_obs=np.array(final_obs, obs.dtype).reshape(-1, *obs.shape[2:]),
                       final_index=np.array(final_index, np.int64), policy_version=self.version,
                       worker_id=self.worker_id, seq=self.seq, env_seeds=tuple(self.seeds),
+                      env_ids=tuple(range(self.worker_id * M, (self.worker_id + 1) * M)),
                       episode_returns=np.array(ep_returns, np.float32), episode_lengths=np.array(ep_lengths, np.int64))
         self.seq += 1; self.env_steps += T * M; self.episodes += len(ep_returns)
         return seg
 
+    def produce(self, weights: dict) -> tuple[dict, Optional[Encoded]]:
+        "One segment, validated before it leaves the worker and encoded with `channel.codec`: `(meta, encoded)`, `None` if rejected."
+        seg = self.collect(weights)
+        if self.poison:   # fault drill: this worker's rewards turn to NaN
+            seg.rewards[self.seq % self.T, 0] = np.nan
+        v = self.cfg.validation
+        reason = validate_segment(seg, v.reward_range, v.obs_range, getattr(self.pool.single_action_space, "n", None))
+        meta = dict(worker_id=self.worker_id, seq=seg.seq, policy_version=seg.policy_version, env_steps=seg.num_steps)
+        if reason is None:
+            enc = self.codec.encode(seg)
+            meta["nbytes"] = enc.nbytes
+            return meta, enc
+        self.rejected += 1
+        meta["rejected"] = dict(worker_id=self.worker_id, seq=seg.seq, policy_version=seg.policy_version, reason=reason)
+        return meta, None
+
+    KNOBS = ("poison",)
     def set_knobs(self, **knobs) -> dict:
-        if knobs: raise ValueError(f"EnvRunner has no live knobs yet, got {sorted(knobs)}")
-        return {}
+        "Live knobs of a worker: `poison` (fault drill: emit NaN rewards)."
+        unknown = set(knobs) - set(self.KNOBS)
+        if unknown: raise ValueError(f"unknown worker knob(s) {sorted(unknown)}: expected {', '.join(self.KNOBS)}")
+        if "poison" in knobs: self.poison = bool(knobs["poison"])
+        return dict(poison=self.poison)
 
     def metrics(self) -> dict:
         return dict(worker_id=self.worker_id, env_steps=self.env_steps, segments=self.seq,
-                    episodes=self.episodes, policy_version=self.version)
+                    episodes=self.episodes, policy_version=self.version, rejected_segments=self.rejected)
 
     def state_dict(self) -> dict: return dict(seq=self.seq, env_steps=self.env_steps, episodes=self.episodes, version=self.version)
     def load_state_dict(self, sd: dict) -> None: self.seq, self.env_steps, self.episodes, self.version = sd["seq"], sd["env_steps"], sd["episodes"], sd["version"]

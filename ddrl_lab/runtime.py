@@ -9,18 +9,28 @@ import os
 from typing import Any, Optional
 
 # %% auto 0
-__all__ = ['SerialRuntime', 'RayRuntime', 'make_runtime']
+__all__ = ['Done', 'SerialRuntime', 'RayRuntime', 'make_runtime']
 
 # %% ../nbs/11_runtime.ipynb 4
+class Done:
+    "A finished call's value: what `SerialRuntime.call` returns where Ray returns an `ObjectRef`."
+    __slots__ = ("value",)
+    def __init__(self, value): self.value = value
+
+def _value(x): return x.value if isinstance(x, Done) else x
+
 class SerialRuntime:
-    "Every component in this process; each `call` runs at once and returns its value."
+    "Every component in this process; each `call` runs at once. `Done`s passed as arguments are resolved, as Ray resolves refs."
     name = "serial"
     def __init__(self): self.actors: list = []
 
     def spawn(self, cls, *args, num_cpus: float = 1, **kwargs):
         actor = cls(*args, **kwargs); self.actors.append(actor); return actor
-    def call(self, actor, method: str, *args, **kwargs): return getattr(actor, method)(*args, **kwargs)
-    def get(self, refs, timeout: Optional[float] = None): return refs
+    def call(self, actor, method: str, *args, num_returns: int = 1, **kwargs):
+        out = getattr(actor, method)(*map(_value, args), **{k: _value(v) for k, v in kwargs.items()})
+        return tuple(Done(v) for v in out) if num_returns > 1 else Done(out)
+    def get(self, refs, timeout: Optional[float] = None): return [_value(r) for r in refs] if isinstance(refs, list) else _value(refs)
+    def ready(self, refs: list, timeout: float = 0.0) -> list: return list(refs)
     def kill(self, actor) -> None:
         if actor in self.actors: self.actors.remove(actor)
         if hasattr(actor, "close"): actor.close()
@@ -45,8 +55,13 @@ class RayRuntime:
     def spawn(self, cls, *args, num_cpus: float = 1, **kwargs):
         actor = self.ray.remote(cls).options(num_cpus=num_cpus, max_restarts=0).remote(*args, **kwargs)
         self.actors.append(actor); return actor
-    def call(self, actor, method: str, *args, **kwargs): return getattr(actor, method).remote(*args, **kwargs)
+    def call(self, actor, method: str, *args, num_returns: int = 1, **kwargs):
+        m = getattr(actor, method)
+        return (m.options(num_returns=num_returns) if num_returns != 1 else m).remote(*args, **kwargs)
     def get(self, refs, timeout: Optional[float] = None): return self.ray.get(refs, timeout=timeout)
+    def ready(self, refs: list, timeout: float = 0.0) -> list:
+        if not refs: return []
+        return self.ray.wait(list(refs), num_returns=len(refs), timeout=timeout)[0]
     def kill(self, actor) -> None:
         if actor in self.actors: self.actors.remove(actor)
         try: self.ray.kill(actor, no_restart=True)

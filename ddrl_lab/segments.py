@@ -29,6 +29,7 @@ class Segment:
     policy_version: int      # global version of the weights that acted
     worker_id: int
     seq: int                 # this worker's segment counter
+    env_ids: tuple = ()      # global index of each env column (worker_id * num_envs + m)
     env_seeds: tuple = ()
     episode_returns: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float32))  # episodes finished in the segment
     episode_lengths: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
@@ -37,6 +38,10 @@ class Segment:
     def shape(self) -> tuple[int, int]: return self.rewards.shape
     @property
     def num_steps(self) -> int: return int(self.rewards.size)
+    @property
+    def nbytes(self) -> int:
+        "Bytes held by the segment's arrays."
+        return sum(v.nbytes for v in self.__dict__.values() if isinstance(v, np.ndarray))
 
 # %% ../nbs/02_segments.ipynb 6
 def random_segment(T=4, M=2, obs_dim=3, version=0, worker_id=0, seq=0, seed=0) -> Segment:
@@ -48,11 +53,22 @@ def random_segment(T=4, M=2, obs_dim=3, version=0, worker_id=0, seq=0, seed=0) -
                    terminated=np.zeros((T, M), bool), truncated=trunc,
                    next_obs=rng.normal(size=(M, obs_dim)).astype(np.float32),
                    final_obs=rng.normal(size=(1, obs_dim)).astype(np.float32), final_index=np.array([T // 2 * M]),
-                   policy_version=version, worker_id=worker_id, seq=seq)
+                   policy_version=version, worker_id=worker_id, seq=seq, env_ids=tuple(range(worker_id * M, (worker_id + 1) * M)))
 
 # %% ../nbs/02_segments.ipynb 9
-def validate_segment(seg: Segment, reward_range: Optional[tuple] = None, obs_range: Optional[tuple] = None) -> Optional[str]:
-    "Why `seg` must be rejected (shapes, NaN/Inf, ranges), or `None` if it is good."
+def _where(seg: Segment, name: str, bad: np.ndarray) -> str:
+    "' at step t of env e' for the first bad element of field `name`."
+    T, M = seg.shape
+    env = lambda m: seg.env_ids[m] if len(seg.env_ids) == M else m
+    i = np.argwhere(bad)[0]
+    if name == "next_obs": t, m = T, int(i[0])
+    elif name == "final_obs": t, m = divmod(int(seg.final_index[i[0]]), M)
+    else: t, m = int(i[0]), int(i[1])
+    return f" at step {t} of env {env(m)}"
+
+def validate_segment(seg: Segment, reward_range: Optional[tuple] = None, obs_range: Optional[tuple] = None,
+                     num_actions: Optional[int] = None) -> Optional[str]:
+    "Why `seg` must be rejected (shapes, NaN/Inf, ranges), with where; `None` if it is good."
     T, M = seg.rewards.shape
     for name in ("actions", "logp", "terminated", "truncated"):
         if getattr(seg, name).shape[:2] != (T, M): return f"{name} has shape {getattr(seg, name).shape}, expected ({T}, {M})"
@@ -61,14 +77,20 @@ def validate_segment(seg: Segment, reward_range: Optional[tuple] = None, obs_ran
     if seg.policy_version < 0: return f"policy_version {seg.policy_version} is negative"
     for name in ("obs", "next_obs", "final_obs", "rewards", "logp"):
         a = getattr(seg, name)
-        if a.dtype.kind == "f" and not np.isfinite(a).all(): return f"{name} contains NaN or Inf"
-    if reward_range is not None and seg.rewards.size and (seg.rewards.min() < reward_range[0] or seg.rewards.max() > reward_range[1]):
-        return f"rewards outside {list(reward_range)}: [{seg.rewards.min():g}, {seg.rewards.max():g}]"
+        if a.dtype.kind == "f":
+            bad = ~np.isfinite(a)
+            if bad.any(): return f"{name} contains NaN or Inf{_where(seg, name, bad)}"
+    if num_actions is not None:
+        bad = (seg.actions < 0) | (seg.actions >= num_actions)
+        if bad.any(): return f"actions outside [0, {num_actions}): {seg.actions[bad][0]}{_where(seg, 'actions', bad)}"
+    if reward_range is not None:
+        bad = (seg.rewards < reward_range[0]) | (seg.rewards > reward_range[1])
+        if bad.any(): return f"rewards outside {list(reward_range)}: {seg.rewards[bad][0]:g}{_where(seg, 'rewards', bad)}"
     if obs_range is not None:
         for name in ("obs", "next_obs", "final_obs"):
             a = getattr(seg, name)
-            if a.size and (a.min() < obs_range[0] or a.max() > obs_range[1]):
-                return f"{name} outside {list(obs_range)}: [{a.min():g}, {a.max():g}]"
+            bad = (a < obs_range[0]) | (a > obs_range[1])
+            if bad.any(): return f"{name} outside {list(obs_range)}: {a[bad][0]:g}{_where(seg, name, bad)}"
     return None
 
 # %% ../nbs/02_segments.ipynb 12
@@ -85,4 +107,5 @@ def concat_segments(segs: list[Segment]) -> Segment:
                    terminated=cat("terminated", 1), truncated=cat("truncated", 1), next_obs=cat("next_obs", 0),
                    final_obs=cat("final_obs", 0), final_index=index,
                    policy_version=min(s.policy_version for s in segs), worker_id=-1, seq=-1,
+                   env_ids=tuple(i for s in segs for i in s.env_ids), env_seeds=tuple(i for s in segs for i in s.env_seeds),
                    episode_returns=cat("episode_returns", 0), episode_lengths=cat("episode_lengths", 0))
