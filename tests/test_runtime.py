@@ -14,15 +14,22 @@ from ddrl_lab.metrics import ROW_KEYS
 SOLVE = {"run.total_env_steps": 150_000, "run.target_return": 475}
 
 
-def _alive_actors():
+def _alive_actors(job):
+    "The job's actors that Ray still reports ALIVE."
     from ray.util.state import list_actors
-    return [a for a in list_actors(filters=[("state", "=", "ALIVE")]) if a.class_name in ("PPOLearner", "EnvRunner")]
+    ids = {a._actor_id.hex() for a in job._spawned}
+    return [a for a in list_actors(filters=[("state", "=", "ALIVE")]) if a.actor_id in ids]
 
 
-def _wait_gone(timeout=20):
+def _wait_gone(job, timeout=20):
     deadline = time.monotonic() + timeout
-    while _alive_actors() and time.monotonic() < deadline: time.sleep(0.5)
-    return _alive_actors()
+    while _alive_actors(job) and time.monotonic() < deadline: time.sleep(0.5)
+    return _alive_actors(job)
+
+
+def _spawned(job):
+    job._spawned = list(job.runtime.actors)   # remember the handles: stop() forgets them
+    return job
 
 
 def last_checkpoint(job):
@@ -47,14 +54,14 @@ def test_serial_and_ray_both_learn_cartpole_identically(tmp_path, ray_cluster):
 
 
 def test_ray_stop_is_idempotent_and_leaves_no_actors(tmp_path, ray_cluster):
-    job = Job("cartpole-ppo", {"run.total_env_steps": 10**8, "run.target_return": None, "run.out": str(tmp_path)}).start()
+    job = _spawned(Job("cartpole-ppo", {"run.total_env_steps": 10**8, "run.target_return": None, "run.out": str(tmp_path)}).start())
     deadline = time.monotonic() + 60
     while len(job.metrics()) < 2 and time.monotonic() < deadline: time.sleep(0.2)
     assert len(job.metrics()) >= 2
-    assert len(_alive_actors()) == 3            # one learner, two workers
+    assert len(_alive_actors(job)) == 3            # one learner, two workers
     job.stop(); job.stop()
     assert job.status == "stopped"
-    assert _wait_gone() == []
+    assert _wait_gone(job) == []
     assert ray_cluster.is_initialized()  # the shared cluster was not ours to shut down
     meta = json.loads((job.run_dir / "meta.json").read_text())
     assert meta["status"] == "stopped" and (job.run_dir / "report.html").exists()
@@ -78,18 +85,19 @@ def test_live_knob_reaches_the_ray_learner(tmp_path, ray_cluster):
 
 def test_interrupt_during_wait_stops_the_job(tmp_path, ray_cluster):
     "What the notebook's 'interrupt kernel' does: KeyboardInterrupt in the main thread while wait() blocks."
-    job = Job("cartpole-ppo", {"run.total_env_steps": 10**8, "run.target_return": None, "run.out": str(tmp_path)}).start()
+    job = _spawned(Job("cartpole-ppo", {"run.total_env_steps": 10**8, "run.target_return": None, "run.out": str(tmp_path)}).start())
     timer = threading.Timer(8.0, _thread.interrupt_main)
     timer.start()
     with pytest.raises(KeyboardInterrupt):
         job.wait()
-    assert job.status == "stopped" and _wait_gone() == []
+    assert job.status == "stopped" and _wait_gone(job) == []
 
 
 def test_exception_in_a_with_block_stops_the_job(tmp_path, ray_cluster):
     with pytest.raises(ZeroDivisionError):
         with Job("cartpole-ppo", {"run.total_env_steps": 10**8, "run.target_return": None, "run.out": str(tmp_path)}) as job:
+            _spawned(job)
             time.sleep(3)
             1 / 0
-    assert job.status == "stopped" and _wait_gone() == []
+    assert job.status == "stopped" and _wait_gone(job) == []
     assert json.loads((job.run_dir / "meta.json").read_text())["status"] == "stopped"
