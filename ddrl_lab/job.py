@@ -29,7 +29,7 @@ from .learner import PPOLearner
 from .models import space_problems
 from .metrics import MetricsLog, RowBuilder, write_report
 from .runner import EnvRunner
-from .runtime import make_runtime
+from .runtime import ActorDied, make_runtime
 
 # %% auto 0
 __all__ = ['IMPLEMENTED', 'check_supported', 'new_run_dir', 'Job']
@@ -85,6 +85,7 @@ class Job:
         self.books = Counter()              # produced, trained, rejected, dropped_stale, dropped_stop
         self.rejections: list[dict] = []    # provenance of the first rejected segments
         self.rejected_by_worker, self.produced_by_worker = Counter(), Counter()
+        self._incarnations: dict = {}                       # worker -> incarnation id last seen
         self.codec = get_codec(c.channel.codec)
         self._knob_queue: queue.Queue = queue.Queue()
         self._stop, self._thread, self._closed = threading.Event(), None, threading.Lock()
@@ -119,7 +120,7 @@ class Job:
         self.runtime = make_runtime(c.run.runtime, c.run.ray_address, num_cpus=c.topology.num_workers + 1)
         obs_space, act_space = env_spaces(c.env)
         self.learner = self.runtime.spawn(PPOLearner, c, obs_space, act_space)
-        self.runners = [self.runtime.spawn(EnvRunner, c, w) for w in range(c.topology.num_workers)]
+        self.runners = [self.runtime.spawn(EnvRunner, c, w, restartable=True) for w in range(c.topology.num_workers)]
 
     def _drive(self) -> None:
         try:
@@ -145,8 +146,11 @@ class Job:
             self._apply_knobs()
             weights = rt.call(self.learner, "get_weights")
             calls = [rt.call(r, "produce", weights, num_returns=2) for r in self.runners]
-            for meta in rt.get([m for m, _ in calls]): self._produced(meta)
-            info = rt.get(rt.call(self.learner, "update", *[seg for _, seg in calls]))
+            segments = []
+            for i, (meta, seg) in enumerate(calls):     # a dead worker's segment is lost; the round goes on without it
+                try: self._produced(rt.get(meta)); segments.append(seg)
+                except ActorDied: self._lost(i)
+            info = rt.get(rt.call(self.learner, "update", *segments))
             if self._trained(info): break
 
     def _loop_async(self) -> None:
@@ -167,7 +171,10 @@ class Job:
                 pending[meta] = (i, seg)
             for ref in rt.ready(list(pending), timeout=0.002 if update is not None else 0.02):
                 i, seg = pending.pop(ref)
-                meta = rt.get(ref); self._produced(meta); held[i] = None
+                held[i] = None
+                try: meta = rt.get(ref)
+                except ActorDied: self._lost(i); ch.release(); continue
+                self._produced(meta)
                 if "rejected" in meta: ch.release()
                 else: ch.put(seg, meta["nbytes"], reserved=True)
             if update is not None and rt.ready([update], timeout=0):
@@ -184,8 +191,11 @@ class Job:
         if update is not None: self._trained(rt.get(update), final=True)
         dropped = []
         for ref in rt.ready(list(pending), timeout=10.0):
-            (i, seg), meta = pending.pop(ref), rt.get(ref)
-            self._produced(meta); ch.release()
+            (i, seg) = pending.pop(ref)
+            ch.release()
+            try: meta = rt.get(ref)
+            except ActorDied: self._lost(i); continue
+            self._produced(meta)
             if "rejected" not in meta: dropped.append(seg)
         dropped += ch.drain("stop")
         self.books["dropped_stop"] += len(dropped)
@@ -195,11 +205,19 @@ class Job:
 
     # -- accounting -------------------------------------------------------------------------
     def _produced(self, meta: dict) -> None:
-        self.books["produced"] += 1; self.produced_by_worker[meta["worker_id"]] += 1
+        w = meta["worker_id"]
+        if self._incarnations.setdefault(w, meta["incarnation"]) != meta["incarnation"]:
+            self._incarnations[w] = meta["incarnation"]            # the worker came back after a restart
+            self.books["worker_restarts"] += 1; self._rows.restarts += 1
+        self.books["produced"] += 1; self.produced_by_worker[w] += 1
         self._rows.produced(meta)
         if "rejected" in meta:
             self.books["rejected"] += 1; self.rejected_by_worker[meta["worker_id"]] += 1
             if len(self.rejections) < 100: self.rejections.append(meta["rejected"])
+
+    def _lost(self, worker: int) -> None:
+        "A call to a dead or restarting worker failed: its segment was never produced; counted as lost."
+        self.books["lost_in_flight"] += 1
 
     def _trained(self, info: dict, final: bool = False) -> bool:
         "Fold in one update; write a row when due. True when the run is done."
@@ -223,7 +241,7 @@ class Job:
         b = self.books
         self.log.append(self._rows.row(**getattr(self, "_stats", {}), **extra, produced_segments=b["produced"],
                                        trained_segments=b["trained"], dropped_stale=b["dropped_stale"],
-                                       dropped_segments=b["dropped_stale"] + b["dropped_stop"],
+                                       dropped_segments=b["dropped_stale"] + b["dropped_stop"], lost_segments=b["lost_in_flight"],
                                        **{f"knob_{k}": v for k, v in self.knobs.items()}))
         self._last_row, self._rowed_at = time.monotonic(), (self._rows.updates, b["produced"])
 
@@ -306,13 +324,16 @@ class Job:
         if learner: self.runtime.get(self.runtime.call(self.learner, "set_knobs", **learner))
         self.knobs.update(changed)
 
-    FAULTS = ("poison",)
-    def inject(self, fault: str, worker: int = 0, **kw) -> None:
-        "Fault drills. `poison`: worker `worker` emits NaN rewards from now on (its segments are rejected)."
+    FAULTS = ("poison", "kill_worker")
+    def inject(self, fault: str, worker: int = 0) -> None:
+        """Fault drills on worker `worker`. `poison`: it emits NaN rewards from now on (its segments are
+        rejected at the source). `kill_worker`: its process dies; the runtime restarts it, it pulls the
+        latest weights and goes on, and the restart and any segment lost in flight are counted."""
         if fault not in self.FAULTS:
             raise ValueError(f"fault {fault!r} is not available yet: this version has {', '.join(self.FAULTS)}")
         if not 0 <= worker < len(self.runners): raise ValueError(f"worker = {worker}: expected 0..{len(self.runners) - 1}")
-        self.runtime.get(self.runtime.call(self.runners[worker], "set_knobs", poison=True))
+        if fault == "poison": self.runtime.get(self.runtime.call(self.runners[worker], "set_knobs", poison=True))
+        else: self.runtime.crash(self.runners[worker])
 
     def metrics(self) -> pd.DataFrame:
         "The metrics rows so far."

@@ -29,7 +29,7 @@ class RowBuilder:
     def __init__(self, return_window: int = 20, clock=time.monotonic):
         self.clock, self.t0 = clock, clock()
         self.returns = deque(maxlen=return_window)
-        self.env_steps = self.updates = self.rejected = self.version = 0
+        self.env_steps = self.updates = self.rejected = self.version = self.restarts = 0
         self.episodes = 0
         self._lags, self._last_t, self._last_steps = [], self.t0, 0
 
@@ -56,7 +56,7 @@ class RowBuilder:
                    policy_version=self.version, episode_return_mean=self.return_mean,
                    version_lag_mean=float(np.mean(self._lags)) if self._lags else math.nan,
                    version_lag_max=int(max(self._lags)) if self._lags else 0,
-                   rejected_segments=self.rejected, worker_restarts=0, episodes=self.episodes)
+                   rejected_segments=self.rejected, worker_restarts=self.restarts, episodes=self.episodes)
         row.update(extra)
         self._lags, self._last_t, self._last_steps = [], now, self.env_steps
         return row

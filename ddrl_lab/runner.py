@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import os
+import uuid
 from typing import Optional
 
 import numpy as np
@@ -39,6 +40,7 @@ class EnvRunner:
         self.version, self.seq, self.env_steps, self.episodes, self.rejected = -1, 0, 0, 0, 0
         self.poison = False
         self.codec = get_codec(cfg.channel.codec)   # how segments leave this worker
+        self.incarnation = uuid.uuid4().hex[:12]     # new after every restart: how the driver counts restarts
         self._device = getattr(self.pool, "device", None)   # torch pools take actions as tensors
 
     def collect(self, weights: dict) -> Segment:
@@ -83,7 +85,8 @@ class EnvRunner:
             seg.rewards[self.seq % self.T, 0] = np.nan
         v = self.cfg.validation
         reason = validate_segment(seg, v.reward_range, v.obs_range, getattr(self.pool.single_action_space, "n", None))
-        meta = dict(worker_id=self.worker_id, seq=seg.seq, policy_version=seg.policy_version, env_steps=seg.num_steps)
+        meta = dict(worker_id=self.worker_id, seq=seg.seq, policy_version=seg.policy_version, env_steps=seg.num_steps,
+                    incarnation=self.incarnation)
         if reason is None:
             enc = self.codec.encode(seg)
             meta["nbytes"] = enc.nbytes

@@ -9,9 +9,12 @@ import os
 from typing import Any, Optional
 
 # %% auto 0
-__all__ = ['Done', 'SerialRuntime', 'RayRuntime', 'make_runtime']
+__all__ = ['ActorDied', 'Done', 'Local', 'SerialRuntime', 'RayRuntime', 'make_runtime']
 
 # %% ../nbs/11_runtime.ipynb 4
+class ActorDied(RuntimeError):
+    "A call's actor died before answering (killed, crashed, or its node lost); the call's work is lost."
+
 class Done:
     "A finished call's value: what `SerialRuntime.call` returns where Ray returns an `ObjectRef`."
     __slots__ = ("value",)
@@ -19,21 +22,33 @@ class Done:
 
 def _value(x): return x.value if isinstance(x, Done) else x
 
+class Local:
+    "A handle to an in-process component; a restartable one is rebuilt from its recipe when it crashes."
+    def __init__(self, cls, args, kwargs, restartable: bool):
+        self.recipe, self.restartable = (cls, args, kwargs), restartable
+        self.obj = cls(*args, **kwargs)
+
 class SerialRuntime:
     "Every component in this process; each `call` runs at once. `Done`s passed as arguments are resolved, as Ray resolves refs."
     name = "serial"
     def __init__(self): self.actors: list = []
 
-    def spawn(self, cls, *args, num_cpus: float = 1, **kwargs):
-        actor = cls(*args, **kwargs); self.actors.append(actor); return actor
-    def call(self, actor, method: str, *args, num_returns: int = 1, **kwargs):
-        out = getattr(actor, method)(*map(_value, args), **{k: _value(v) for k, v in kwargs.items()})
+    def spawn(self, cls, *args, num_cpus: float = 1, restartable: bool = False, **kwargs) -> Local:
+        h = Local(cls, args, kwargs, restartable); self.actors.append(h); return h
+    def call(self, actor: Local, method: str, *args, num_returns: int = 1, **kwargs):
+        if actor.obj is None: raise ActorDied(f"{actor.recipe[0].__name__} is dead")
+        out = getattr(actor.obj, method)(*map(_value, args), **{k: _value(v) for k, v in kwargs.items()})
         return tuple(Done(v) for v in out) if num_returns > 1 else Done(out)
     def get(self, refs, timeout: Optional[float] = None): return [_value(r) for r in refs] if isinstance(refs, list) else _value(refs)
     def ready(self, refs: list, timeout: float = 0.0) -> list: return list(refs)
-    def kill(self, actor) -> None:
+    def crash(self, actor: Local) -> None:
+        "Fault drill: the component dies (without cleaning up, as a process would); a restartable one comes back fresh from its recipe."
+        cls, args, kwargs = actor.recipe
+        actor.obj = cls(*args, **kwargs) if actor.restartable else None
+    def kill(self, actor: Local) -> None:
         if actor in self.actors: self.actors.remove(actor)
-        if hasattr(actor, "close"): actor.close()
+        if hasattr(actor.obj, "close"): actor.obj.close()
+        actor.obj = None
     def shutdown(self) -> None:
         for a in list(self.actors): self.kill(a)
 
@@ -52,16 +67,23 @@ class RayRuntime:
                 ray.init(address=address, log_to_driver=False)
             self.owns_cluster = True
 
-    def spawn(self, cls, *args, num_cpus: float = 1, **kwargs):
-        actor = self.ray.remote(cls).options(num_cpus=num_cpus, max_restarts=0).remote(*args, **kwargs)
+    def spawn(self, cls, *args, num_cpus: float = 1, restartable: bool = False, **kwargs):
+        "A Ray actor; a restartable one is brought back by Ray (its `__init__` runs again) when it dies."
+        actor = self.ray.remote(cls).options(num_cpus=num_cpus, max_restarts=-1 if restartable else 0,
+                                             max_task_retries=0).remote(*args, **kwargs)
         self.actors.append(actor); return actor
     def call(self, actor, method: str, *args, num_returns: int = 1, **kwargs):
         m = getattr(actor, method)
         return (m.options(num_returns=num_returns) if num_returns != 1 else m).remote(*args, **kwargs)
-    def get(self, refs, timeout: Optional[float] = None): return self.ray.get(refs, timeout=timeout)
+    def get(self, refs, timeout: Optional[float] = None):
+        try: return self.ray.get(refs, timeout=timeout)
+        except self.ray.exceptions.RayActorError as e: raise ActorDied(str(e).splitlines()[0]) from e
     def ready(self, refs: list, timeout: float = 0.0) -> list:
         if not refs: return []
         return self.ray.wait(list(refs), num_returns=len(refs), timeout=timeout)[0]
+    def crash(self, actor) -> None:
+        "Fault drill: kill the actor's process; Ray restarts a restartable one."
+        self.ray.kill(actor, no_restart=False)
     def kill(self, actor) -> None:
         if actor in self.actors: self.actors.remove(actor)
         try: self.ray.kill(actor, no_restart=True)
