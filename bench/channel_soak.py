@@ -50,7 +50,7 @@ def main():
     half = len(samples) // 2
     print(f"books: produced {b['produced']} = trained {b['trained']} + rejected {b['rejected']} + dropped_stale "
           f"{b['dropped_stale']} + dropped_stop {b['dropped_stop']}: "
-          f"{'balanced' if b['produced'] == b['trained'] + b['rejected'] + b['dropped_stale'] + b['dropped_stop'] else 'NOT balanced'}")
+          f"{'balanced' if b['produced'] == b['trained'] + b['rejected'] + b['dropped_stale'] + b['dropped_stop'] + b['lost_with_learner'] else 'NOT balanced'}")
     if half:
         print(f"memory: first half mean {sum(samples[:half]) / half:.0f} MB, second half mean "
               f"{sum(samples[half:]) / (len(samples) - half):.0f} MB, max {max(samples):.0f} MB")

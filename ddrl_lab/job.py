@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import atexit
 import datetime as dt
+import errno
 import json
 import platform
 import queue
@@ -73,7 +74,8 @@ class Job:
         self.name = name or (Path(config).stem if isinstance(config, (str, Path)) else "job")
         self.hash = config_hash(self.config)
         self.status, self.error, self.run_dir = "created", None, None
-        self.log = MetricsLog()
+        self._disk_full_until = 0.0                # the disk_full drill's end (monotonic clock)
+        self.log = MetricsLog(guard=self._disk_guard)
         self.runtime = self.learner = None
         self.runners: list = []
         c = self.config
@@ -86,6 +88,7 @@ class Job:
         self.rejections: list[dict] = []    # provenance of the first rejected segments
         self.rejected_by_worker, self.produced_by_worker = Counter(), Counter()
         self._incarnations: dict = {}                       # worker -> incarnation id last seen
+        self._learner_incarnation = None
         self.codec = get_codec(c.channel.codec)
         self._knob_queue: queue.Queue = queue.Queue()
         self._stop, self._thread, self._closed = threading.Event(), None, threading.Lock()
@@ -119,7 +122,8 @@ class Job:
         c = self.config
         self.runtime = make_runtime(c.run.runtime, c.run.ray_address, num_cpus=c.topology.num_workers + 1)
         obs_space, act_space = env_spaces(c.env)
-        self.learner = self.runtime.spawn(PPOLearner, c, obs_space, act_space)
+        self.learner = self.runtime.spawn(PPOLearner, c, obs_space, act_space, restartable=True,
+                                          checkpoint_dir=str(self.run_dir / "checkpoints"))
         self.runners = [self.runtime.spawn(EnvRunner, c, w, restartable=True) for w in range(c.topology.num_workers)]
 
     def _drive(self) -> None:
@@ -150,7 +154,9 @@ class Job:
             for i, (meta, seg) in enumerate(calls):     # a dead worker's segment is lost; the round goes on without it
                 try: self._produced(rt.get(meta)); segments.append(seg)
                 except ActorDied: self._lost(i)
-            info = rt.get(rt.call(self.learner, "update", *segments))
+            try: info = rt.get(rt.call(self.learner, "update", *segments, version_floor=self._rows.version))
+            except ActorDied:                       # the learner died: this round's segments are lost, counted
+                self.books["lost_with_learner"] += len(segments); time.sleep(0.2); continue
             if self._trained(info): break
 
     def _loop_async(self) -> None:
@@ -178,17 +184,23 @@ class Job:
                 if "rejected" in meta: ch.release()
                 else: ch.put(seg, meta["nbytes"], reserved=True)
             if update is not None and rt.ready([update], timeout=0):
-                info, update = rt.get(update), None
-                if self._trained(info): break
+                try: info = rt.get(update)
+                except ActorDied: info = None; self.books["lost_with_learner"] += n_batch
+                update = None
+                if info is not None and self._trained(info): break
                 weights = rt.call(self.learner, "get_weights")
             if update is None:
                 batch = ch.get(n, timeout=0)
                 if batch:
                     if idle_since is not None: ch.note_consumer_wait(time.monotonic() - idle_since); idle_since = None
-                    update = rt.call(self.learner, "update", *batch, max_staleness=self.knobs["max_staleness"])
+                    update = rt.call(self.learner, "update", *batch, max_staleness=self.knobs["max_staleness"],
+                                     version_floor=self._rows.version)
+                    n_batch = len(batch)
                 elif idle_since is None: idle_since = time.monotonic()   # the learner waits for data
         # wind down: the update in flight is finished, segments in flight or queued are dropped, and counted
-        if update is not None: self._trained(rt.get(update), final=True)
+        if update is not None:
+            try: self._trained(rt.get(update), final=True)
+            except ActorDied: self.books["lost_with_learner"] += n_batch
         dropped = []
         for ref in rt.ready(list(pending), timeout=10.0):
             (i, seg) = pending.pop(ref)
@@ -222,6 +234,12 @@ class Job:
     def _trained(self, info: dict, final: bool = False) -> bool:
         "Fold in one update; write a row when due. True when the run is done."
         c, rows = self.config, self._rows
+        if self._learner_incarnation not in (None, info["incarnation"]):
+            # the learner was restarted (from its newest checkpoint, in its own __init__): give it the live knobs again
+            self.books["learner_restarts"] += 1
+            knobs = {k: v for k, v in self.knobs.items() if k in PPOLearner.KNOBS}
+            self.runtime.get(self.runtime.call(self.learner, "set_knobs", **knobs))
+        self._learner_incarnation = info["incarnation"]
         for k in ("trained", "rejected", "dropped_stale"): self.books[k] += info[k]
         for r in info["rejections"]:
             self.rejected_by_worker[r["worker_id"]] += 1
@@ -241,7 +259,9 @@ class Job:
         b = self.books
         self.log.append(self._rows.row(**getattr(self, "_stats", {}), **extra, produced_segments=b["produced"],
                                        trained_segments=b["trained"], dropped_stale=b["dropped_stale"],
-                                       dropped_segments=b["dropped_stale"] + b["dropped_stop"], lost_segments=b["lost_in_flight"],
+                                       dropped_segments=b["dropped_stale"] + b["dropped_stop"], lost_segments=b["lost_in_flight"] + b["lost_with_learner"],
+                                       learner_restarts=b["learner_restarts"], checkpoint_failures=b["checkpoint_failures"],
+                                       metrics_write_failures=self.log.write_failures,
                                        **{f"knob_{k}": v for k, v in self.knobs.items()}))
         self._last_row, self._rowed_at = time.monotonic(), (self._rows.updates, b["produced"])
 
@@ -261,7 +281,10 @@ class Job:
             self.meta.update(status=status, end=_now(), books=dict(self.books),
                              produced_by_worker={str(k): v for k, v in sorted(self.produced_by_worker.items())},
                              rejected_by_worker={str(k): v for k, v in sorted(self.rejected_by_worker.items())})
+            self.meta.update(metrics_write_failures=self.log.write_failures)
             if self.run_dir is not None:
+                self._disk_full_until = 0.0          # records at the end are written whatever a drill said
+                self.log.flush()                     # rows kept back by a failing disk
                 if self.rejections:
                     (self.run_dir / "rejections.jsonl").write_text("".join(json.dumps(r) + "\n" for r in self.rejections))
                 self._write_meta()
@@ -294,16 +317,31 @@ class Job:
     def __exit__(self, *exc): self.stop()
 
     # -- records, knobs, faults, metrics -----------------------------------------------------
+    def _disk_guard(self) -> None:
+        "Raises while the `disk_full` drill runs: every write to the run directory goes through here."
+        if time.monotonic() < self._disk_full_until: raise OSError(errno.ENOSPC, "No space left on device (disk_full drill)")
+
     def _write_meta(self) -> None:
+        self._disk_guard()
         tmp = self.run_dir / "meta.json.tmp"
         tmp.write_text(json.dumps(self.meta, indent=2)); tmp.replace(self.run_dir / "meta.json")
 
-    def _checkpoint(self) -> Path:
+    def _checkpoint(self) -> Optional[Path]:
+        """Write the learner's state to checkpoints/ (write, then rename: never a half-written file).
+        A failed write is counted and left for the next checkpoint; the run goes on."""
         import torch
         sd = self.runtime.get(self.runtime.call(self.learner, "state_dict"))
         path = self.run_dir / "checkpoints" / f"learner-v{sd['version']:06d}.pt"
-        torch.save(sd, path)
-        return path
+        tmp = path.with_suffix(".pt.tmp")
+        try:
+            self._disk_guard()
+            torch.save(sd, tmp); tmp.replace(path)
+            return path
+        except OSError as e:
+            tmp.unlink(missing_ok=True)
+            self.books["checkpoint_failures"] += 1
+            self.meta["last_checkpoint_error"] = str(e)
+            return None
 
     def update(self, **knobs) -> None:
         "Change live knobs of the running job; a bad name or value raises here and changes nothing."
@@ -324,16 +362,27 @@ class Job:
         if learner: self.runtime.get(self.runtime.call(self.learner, "set_knobs", **learner))
         self.knobs.update(changed)
 
-    FAULTS = ("poison", "kill_worker")
-    def inject(self, fault: str, worker: int = 0) -> None:
-        """Fault drills on worker `worker`. `poison`: it emits NaN rewards from now on (its segments are
-        rejected at the source). `kill_worker`: its process dies; the runtime restarts it, it pulls the
-        latest weights and goes on, and the restart and any segment lost in flight are counted."""
+    FAULTS = ("poison", "kill_worker", "slow_worker", "kill_learner", "delay", "disk_full")
+    def inject(self, fault: str, worker: int = 0, seconds: float = 0.05) -> None:
+        """Fault drills.
+        - `poison`: worker `worker` emits NaN rewards from now on (its segments are rejected at the source);
+        - `kill_worker`: its process dies; the runtime restarts it, it pulls the latest weights and goes on;
+        - `slow_worker`: it becomes a straggler, `seconds` slower per segment;
+        - `kill_learner`: the learner dies; the runtime restarts it and it continues from its run's newest
+          checkpoint (fresh weights if there is none yet), numbering versions above the last one seen;
+        - `delay`: the learner takes `seconds` longer per update;
+        - `disk_full`: for `seconds`, nothing can be written to the run directory (rows wait, checkpoints retry).
+        Restarts, lost segments and failed writes are counted in the books and the metrics."""
         if fault not in self.FAULTS:
             raise ValueError(f"fault {fault!r} is not available yet: this version has {', '.join(self.FAULTS)}")
         if not 0 <= worker < len(self.runners): raise ValueError(f"worker = {worker}: expected 0..{len(self.runners) - 1}")
-        if fault == "poison": self.runtime.get(self.runtime.call(self.runners[worker], "set_knobs", poison=True))
-        else: self.runtime.crash(self.runners[worker])
+        rt, runner = self.runtime, self.runners[worker]
+        if fault == "poison": rt.get(rt.call(runner, "set_knobs", poison=True))
+        elif fault == "kill_worker": rt.crash(runner)
+        elif fault == "slow_worker": rt.get(rt.call(runner, "set_knobs", delay_s=seconds))
+        elif fault == "kill_learner": rt.crash(self.learner)
+        elif fault == "delay": rt.get(rt.call(self.learner, "set_knobs", delay_s=seconds))
+        elif fault == "disk_full": self._disk_full_until = time.monotonic() + seconds
 
     def metrics(self) -> pd.DataFrame:
         "The metrics rows so far."

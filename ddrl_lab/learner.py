@@ -5,7 +5,10 @@
 # %% ../nbs/07_learner.ipynb 2
 from __future__ import annotations
 
+import time
+import uuid
 from collections import Counter, deque
+from pathlib import Path
 from typing import Optional
 
 import gymnasium as gym
@@ -42,7 +45,8 @@ class PPOLearner:
     "Consumes segments, takes PPO steps, and publishes versioned weights."
     KNOBS = ("lr", "ent_coef", "clip_coef", "epochs")
 
-    def __init__(self, cfg: Config, obs_space: gym.Space, action_space: gym.Space, num_threads: int = 1):
+    def __init__(self, cfg: Config, obs_space: gym.Space, action_space: gym.Space, num_threads: int = 1,
+                 checkpoint_dir: Optional[str] = None):
         torch.set_num_threads(num_threads)
         torch.manual_seed(cfg.run.seed)
         self.cfg, self.a = cfg, cfg.algo
@@ -52,19 +56,26 @@ class PPOLearner:
         self.rng = np.random.default_rng(cfg.run.seed)
         self.knobs = {k: getattr(self.a, k) for k in self.KNOBS}
         self.version = 0                 # global policy version: +1 per update
+        self.delay_s = 0.0               # fault drill: added latency per update
         self.env_steps = 0               # env steps consumed (accepted)
         self.rejected = Counter()        # worker_id -> rejected segments
         self.rejections = deque(maxlen=100)  # provenance of the latest rejections
         self.codec = get_codec(cfg.channel.codec)   # how segments arrive from the workers
+        self.incarnation = uuid.uuid4().hex[:12]     # new after every restart
+        self.restored_from = None
+        ckpts = sorted(Path(checkpoint_dir).glob("learner-v*.pt")) if checkpoint_dir else []
+        if ckpts:   # a restarted learner continues from the newest checkpoint of its run
+            self.load_checkpoint(str(ckpts[-1])); self.restored_from = ckpts[-1].name
 
     def get_weights(self) -> dict:
         "The current weights with their global version."
         return {"version": self.version, "params": get_weights(self.model)}
 
     def set_knobs(self, **knobs) -> dict:
-        "Change live hyperparameters; unknown names are errors."
-        unknown = set(knobs) - set(self.KNOBS)
+        "Change live hyperparameters (and the `delay_s` fault drill: added latency per update); unknown names are errors."
+        unknown = set(knobs) - set(self.KNOBS) - {"delay_s"}
         if unknown: raise ValueError(f"unknown learner knob(s) {sorted(unknown)}: expected {', '.join(self.KNOBS)}")
+        self.delay_s = float(knobs.pop("delay_s", self.delay_s))
         self.knobs.update(knobs)
         return dict(self.knobs)
 
@@ -77,8 +88,12 @@ class PPOLearner:
             self.rejections.append(dict(worker_id=s.worker_id, seq=s.seq, policy_version=s.policy_version, reason=reason))
         return good
 
-    def update(self, *segments, max_staleness: Optional[int] = None) -> dict:
-        "Decode and validate `segments` (`None`s, already rejected by their workers, are skipped), drop those staler than `max_staleness`, train on the rest."
+    def update(self, *segments, max_staleness: Optional[int] = None, version_floor: Optional[int] = None) -> dict:
+        """Decode and validate `segments` (`None`s, already rejected by their workers, are skipped), drop those
+        staler than `max_staleness`, train on the rest. `version_floor` (the last version the driver saw) keeps
+        versions monotonic after this learner was restarted from an older checkpoint."""
+        if version_floor is not None: self.version = max(self.version, version_floor)
+        if self.delay_s: time.sleep(self.delay_s)
         segments = [self.codec.decode(s) if isinstance(s, Encoded) else s for s in segments if s is not None]
         valid = self._accept(segments)
         fresh = lambda s: max_staleness is None or self.version - s.policy_version <= max_staleness
@@ -91,7 +106,7 @@ class PPOLearner:
                     rejections=list(self.rejections)[-(len(segments) - len(valid)):] if len(segments) > len(valid) else [])
         if good:
             info.update(self._train(concat_segments(good)))
-        info["policy_version"] = self.version
+        info["policy_version"], info["incarnation"] = self.version, self.incarnation
         return info
 
     def _train(self, b: Segment) -> dict:
@@ -139,9 +154,23 @@ class PPOLearner:
     def rejected_by_worker(self) -> dict: return dict(self.rejected)
 
     def state_dict(self) -> dict:
+        "Everything needed to continue: model, optimizer, version, counters, knobs and RNG states (tensors and plain types only)."
         return dict(version=self.version, env_steps=self.env_steps, knobs=dict(self.knobs),
-                    model=get_weights(self.model), optimizer=self.opt.state_dict(), rejected=dict(self.rejected))
+                    model={k: v.detach().cpu().clone() for k, v in self.model.state_dict().items()},
+                    optimizer=self.opt.state_dict(), rejected={int(k): v for k, v in self.rejected.items()},
+                    torch_rng=torch.get_rng_state(), numpy_rng=self.rng.bit_generator.state)
 
-    def load_state_dict(self, sd: dict) -> None:
+    def load_state_dict(self, sd: dict, version_floor: Optional[int] = None) -> None:
+        """Continue from `sd`. Versions stay monotonic: with `version_floor` (the last version anyone saw),
+        the next update is numbered above it even if the checkpoint is older."""
         self.version, self.env_steps, self.knobs = sd["version"], sd["env_steps"], dict(sd["knobs"])
-        set_weights(self.model, sd["model"]); self.opt.load_state_dict(sd["optimizer"]); self.rejected = Counter(sd["rejected"])
+        if version_floor is not None: self.version = max(self.version, version_floor)
+        self.model.load_state_dict(sd["model"]); self.opt.load_state_dict(sd["optimizer"]); self.rejected = Counter(sd["rejected"])
+        torch.set_rng_state(sd["torch_rng"]); self.rng.bit_generator.state = sd["numpy_rng"]
+
+    def load_checkpoint(self, path: Optional[str], version_floor: Optional[int] = None) -> int:
+        """Load a checkpoint file written by the Job (`torch.load(weights_only=True)`: no arbitrary unpickling)
+        and return the version; with no file, keep the fresh weights but number versions above `version_floor`."""
+        if path is None: self.version = max(self.version, version_floor or 0)
+        else: self.load_state_dict(torch.load(path, weights_only=True), version_floor)
+        return self.version

@@ -68,16 +68,35 @@ def _jsonable(v):
     return v
 
 class MetricsLog:
-    "Rows in memory and, if `path` is given, appended to a JSON-lines file."
-    def __init__(self, path: Optional[Path] = None):
+    """Rows in memory and, if `path` is given, appended to a JSON-lines file. A row that cannot be
+    written (disk full, ...) is kept and written with the next row that can: none is lost, and the
+    failures are counted."""
+    def __init__(self, path: Optional[Path] = None, guard=None):
         self.path, self.rows, self._lock = path, [], threading.Lock()
+        self.guard = guard                 # called before each write; raises OSError to simulate a failing disk
+        self._unwritten, self.write_failures = 0, 0
 
     def append(self, row: dict) -> None:
         row = {k: _jsonable(v) for k, v in row.items()}
         with self._lock:
             self.rows.append(row)
-            if self.path is not None:
-                with open(self.path, "a") as f: f.write(json.dumps(row) + "\n")
+            self._unwritten += 1
+            self._flush()
+
+    def flush(self) -> bool:
+        "Write the rows kept back by failed writes; True when none is left."
+        with self._lock: return self._flush()
+
+    def _flush(self) -> bool:
+        if self.path is None or not self._unwritten: return True
+        try:
+            if self.guard: self.guard()
+            with open(self.path, "a") as f: f.write("".join(json.dumps(r) + "\n" for r in self.rows[-self._unwritten:]))
+            self._unwritten = 0
+            return True
+        except OSError:
+            self.write_failures += 1
+            return False
 
     def frame(self) -> pd.DataFrame:
         with self._lock: return pd.DataFrame(self.rows)
@@ -87,7 +106,7 @@ def read_metrics(path) -> pd.DataFrame:
     lines = Path(path).read_text().splitlines()
     return pd.DataFrame([json.loads(l) for l in lines if l.strip()])
 
-# %% ../nbs/10_metrics.ipynb 12
+# %% ../nbs/10_metrics.ipynb 14
 def report_figure(df: pd.DataFrame, title: str = ""):
     "Return curve and throughput, one above the other."
     import plotly.graph_objects as go

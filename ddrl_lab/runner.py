@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import os
+import time
 import uuid
 from typing import Optional
 
@@ -38,7 +39,7 @@ class EnvRunner:
         self.model = build_model(self.pool.single_observation_space, self.pool.single_action_space, cfg.algo.hidden_size)
         self.gen = torch.Generator().manual_seed(cfg.run.seed * 1_000_003 + worker_id)
         self.version, self.seq, self.env_steps, self.episodes, self.rejected = -1, 0, 0, 0, 0
-        self.poison = False
+        self.poison, self.delay_s = False, 0.0
         self.codec = get_codec(cfg.channel.codec)   # how segments leave this worker
         self.incarnation = uuid.uuid4().hex[:12]     # new after every restart: how the driver counts restarts
         self._device = getattr(self.pool, "device", None)   # torch pools take actions as tensors
@@ -81,6 +82,7 @@ class EnvRunner:
     def produce(self, weights: dict) -> tuple[dict, Optional[Encoded]]:
         "One segment, validated before it leaves the worker and encoded with `channel.codec`: `(meta, encoded)`, `None` if rejected."
         seg = self.collect(weights)
+        if self.delay_s: time.sleep(self.delay_s)
         if self.poison:   # fault drill: this worker's rewards turn to NaN
             seg.rewards[self.seq % self.T, 0] = np.nan
         v = self.cfg.validation
@@ -95,13 +97,14 @@ class EnvRunner:
         meta["rejected"] = dict(worker_id=self.worker_id, seq=seg.seq, policy_version=seg.policy_version, reason=reason)
         return meta, None
 
-    KNOBS = ("poison",)
+    KNOBS = ("poison", "delay_s")
     def set_knobs(self, **knobs) -> dict:
-        "Live knobs of a worker: `poison` (fault drill: emit NaN rewards)."
+        "Live knobs of a worker, fault drills both: `poison` (emit NaN rewards), `delay_s` (a straggler: added seconds per segment)."
         unknown = set(knobs) - set(self.KNOBS)
         if unknown: raise ValueError(f"unknown worker knob(s) {sorted(unknown)}: expected {', '.join(self.KNOBS)}")
         if "poison" in knobs: self.poison = bool(knobs["poison"])
-        return dict(poison=self.poison)
+        if "delay_s" in knobs: self.delay_s = float(knobs["delay_s"])
+        return dict(poison=self.poison, delay_s=self.delay_s)
 
     def metrics(self) -> dict:
         return dict(worker_id=self.worker_id, env_steps=self.env_steps, segments=self.seq,

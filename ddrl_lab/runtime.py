@@ -16,17 +16,20 @@ class ActorDied(RuntimeError):
     "A call's actor died before answering (killed, crashed, or its node lost); the call's work is lost."
 
 class Done:
-    "A finished call's value: what `SerialRuntime.call` returns where Ray returns an `ObjectRef`."
-    __slots__ = ("value",)
-    def __init__(self, value): self.value = value
+    "A finished call's value (or the `ActorDied` it failed with): what `SerialRuntime.call` returns where Ray returns an `ObjectRef`."
+    __slots__ = ("value", "error")
+    def __init__(self, value=None, error: Optional[BaseException] = None): self.value, self.error = value, error
 
-def _value(x): return x.value if isinstance(x, Done) else x
+def _value(x):
+    if not isinstance(x, Done): return x
+    if x.error is not None: raise x.error
+    return x.value
 
 class Local:
     "A handle to an in-process component; a restartable one is rebuilt from its recipe when it crashes."
     def __init__(self, cls, args, kwargs, restartable: bool):
         self.recipe, self.restartable = (cls, args, kwargs), restartable
-        self.obj = cls(*args, **kwargs)
+        self.obj, self.crashed = cls(*args, **kwargs), False
 
 class SerialRuntime:
     "Every component in this process; each `call` runs at once. `Done`s passed as arguments are resolved, as Ray resolves refs."
@@ -36,15 +39,22 @@ class SerialRuntime:
     def spawn(self, cls, *args, num_cpus: float = 1, restartable: bool = False, **kwargs) -> Local:
         h = Local(cls, args, kwargs, restartable); self.actors.append(h); return h
     def call(self, actor: Local, method: str, *args, num_returns: int = 1, **kwargs):
-        if actor.obj is None: raise ActorDied(f"{actor.recipe[0].__name__} is dead")
-        out = getattr(actor.obj, method)(*map(_value, args), **{k: _value(v) for k, v in kwargs.items()})
+        "Run the call now; like Ray, a dead actor or a failed argument makes the *result* fail with `ActorDied`."
+        try:
+            name = actor.recipe[0].__name__
+            if actor.obj is None: raise ActorDied(f"{name} is dead")
+            if actor.crashed:                  # the call that was in flight when it crashed
+                actor.crashed = False; raise ActorDied(f"{name} died and was restarted")
+            out = getattr(actor.obj, method)(*map(_value, args), **{k: _value(v) for k, v in kwargs.items()})
+        except ActorDied as e:
+            return tuple(Done(error=e) for _ in range(num_returns)) if num_returns > 1 else Done(error=e)
         return tuple(Done(v) for v in out) if num_returns > 1 else Done(out)
     def get(self, refs, timeout: Optional[float] = None): return [_value(r) for r in refs] if isinstance(refs, list) else _value(refs)
     def ready(self, refs: list, timeout: float = 0.0) -> list: return list(refs)
     def crash(self, actor: Local) -> None:
         "Fault drill: the component dies (without cleaning up, as a process would); a restartable one comes back fresh from its recipe."
         cls, args, kwargs = actor.recipe
-        actor.obj = cls(*args, **kwargs) if actor.restartable else None
+        actor.obj, actor.crashed = (cls(*args, **kwargs) if actor.restartable else None), True
     def kill(self, actor: Local) -> None:
         if actor in self.actors: self.actors.remove(actor)
         if hasattr(actor.obj, "close"): actor.obj.close()

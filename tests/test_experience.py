@@ -31,7 +31,7 @@ def test_producers_ten_times_faster_stay_bounded_and_books_balance(tmp_path, ray
     finally:
         job.stop()
     b = job.books
-    assert b["produced"] == b["trained"] + b["rejected"] + b["dropped_stale"] + b["dropped_stop"], dict(b)
+    assert b["produced"] == b["trained"] + b["rejected"] + b["dropped_stale"] + b["dropped_stop"] + b["lost_with_learner"], dict(b)
     assert b["produced"] > b["trained"] > 0
     assert (df.channel_items + df.channel_reserved <= 8).all() and df.channel_fill.max() <= 1.0
     assert df.throttled_s.iloc[-1] > 0.5 * df.time_s.iloc[-1]   # per worker-second, most of the time held back
@@ -67,7 +67,7 @@ def test_a_poisoned_worker_is_rejected_with_provenance_while_the_rest_learn(tmp_
     assert df.episode_return_mean.iloc[-1] >= 475, df.episode_return_mean.max()
     b, produced, rejected = job.books, job.produced_by_worker, job.rejected_by_worker
     assert set(rejected) == {1} and rejected[1] >= produced[1] - 1    # every segment after the poison (one may precede it)
-    assert b["produced"] == b["trained"] + b["rejected"] + b["dropped_stale"] + b["dropped_stop"]
+    assert b["produced"] == b["trained"] + b["rejected"] + b["dropped_stale"] + b["dropped_stop"] + b["lost_with_learner"]
     assert df.rejected_segments.iloc[-1] == b["rejected"]
     lines = [json.loads(l) for l in (job.run_dir / "rejections.jsonl").read_text().splitlines()]
     assert lines and all(r["worker_id"] == 1 and "rewards contains NaN or Inf at step" in r["reason"] for r in lines)
@@ -85,6 +85,6 @@ def test_codecs_carry_segments_between_ray_actors_and_leave_nothing_behind(codec
     finally:
         job.stop()
     b = job.books
-    assert b["produced"] == b["trained"] + b["rejected"] + b["dropped_stale"] + b["dropped_stop"]
+    assert b["produced"] == b["trained"] + b["rejected"] + b["dropped_stale"] + b["dropped_stop"] + b["lost_with_learner"]
     assert df.episode_return_mean.iloc[-1] > 30          # it learns through this codec
     assert set(shm_blocks()) - before == set()           # every shared-memory block was decoded or discarded

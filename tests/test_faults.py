@@ -2,8 +2,11 @@
 import time
 
 import numpy as np
+import pytest
+import torch
 
 from ddrl_lab import Job
+from ddrl_lab.metrics import read_metrics
 
 
 def test_killed_worker_restarts_and_throughput_recovers(tmp_path, ray_cluster):
@@ -24,5 +27,30 @@ def test_killed_worker_restarts_and_throughput_recovers(tmp_path, ray_cluster):
           f"{recovered.time_s.iloc[0] - killed_at:.1f} s after the kill")
     assert recovered.time_s.iloc[0] - killed_at <= 10.0
     b = job.books
-    assert b["produced"] == b["trained"] + b["rejected"] + b["dropped_stale"] + b["dropped_stop"]
+    assert b["produced"] == b["trained"] + b["rejected"] + b["dropped_stale"] + b["dropped_stop"] + b["lost_with_learner"]
     assert b["worker_restarts"] == 1 and b["lost_in_flight"] >= 1   # the segment in flight, and calls refused while it restarted
+
+
+@pytest.mark.parametrize("fault,kw", [("kill_learner", {}), ("slow_worker", dict(worker=1, seconds=0.02)),
+                                      ("delay", dict(seconds=0.02)), ("disk_full", dict(seconds=3.0))])
+def test_drill_during_a_ray_run(fault, kw, tmp_path, ray_cluster):
+    "Each drill mid-run: the run still solves CartPole, nothing written is lost, the books balance."
+    job = Job("cartpole-ppo", {"run.total_env_steps": 300_000, "run.checkpoint_every": 10, "run.log_interval_s": 0.2,
+                               "run.out": str(tmp_path)}).start()
+    deadline = time.monotonic() + 90
+    while (not len(job.metrics()) or job.metrics().learner_updates.iloc[-1] < 25) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    job.inject(fault, **kw)
+    job.wait()
+    df, b = job.metrics(), job.books
+    assert job.status == "finished" and df.episode_return_mean.iloc[-1] >= 475, (fault, df.episode_return_mean.max())
+    assert b["produced"] == b["trained"] + b["rejected"] + b["dropped_stale"] + b["dropped_stop"] + b["lost_with_learner"], dict(b)
+    assert df.policy_version.is_monotonic_increasing
+    assert len(read_metrics(job.run_dir / "metrics.jsonl")) == len(df)          # every row reached the disk
+    ckpts = sorted((job.run_dir / "checkpoints").glob("*"))
+    assert ckpts and all(p.suffix == ".pt" for p in ckpts)                     # whole files only, never a .tmp
+    torch.load(ckpts[-1], weights_only=True)
+    if fault == "kill_learner":
+        assert b["learner_restarts"] == 1 and b["lost_with_learner"] >= 1
+    if fault == "disk_full":
+        assert b["checkpoint_failures"] + job.log.write_failures >= 1

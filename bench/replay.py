@@ -1,0 +1,104 @@
+"""Prioritized replay at 1 M slots, side by side with plain NumPy, in one run on one core.
+
+    .venv/bin/python bench/replay.py [--capacity 1048576] [--batch 256] [--seconds 3]
+
+Every row is sampled transitions per second, a priority update for the whole batch included:
+`sample(batch)` then `update_priorities(index, td)` with TD errors drawn before timing. The
+sampler starts full, with random priorities. The baseline is what one writes without a
+sum-tree: normalize the priorities, `rng.choice(capacity, batch, p=probs)`, importance weights
+from the probabilities, and write the new priorities back (O(capacity) per batch). The process
+is pinned to one CPU and BLAS to one thread. Then the bytes per Atari transition of
+`FrameStorage` against storing 4x84x84 stacks (measured on small storages, as bytes per item).
+Default run: about 20 s.
+"""
+import os
+
+for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"): os.environ.setdefault(var, "1")
+
+import argparse
+import time
+
+import numpy as np
+
+from ddrl_lab.replay import FrameStorage, PrioritizedSampler, RingStorage, UniformSampler
+
+ALPHA, BETA, EPS = 0.6, 0.4, 1e-6
+
+
+def timed(step, batch: int, seconds: float) -> float:
+    "Calls `step(i)` until `seconds` pass (after a short warm-up); returns transitions per second."
+    for i in range(5): step(i)
+    n, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        step(n); n += 1
+    return n * batch / (time.perf_counter() - t0)
+
+
+def full_sampler(sampler, capacity: int, rng: np.random.Generator):
+    "The sampler with every slot filled (versions 0..99) and random priorities."
+    versions = np.repeat(np.arange(100), -(-capacity // 100))[:capacity]
+    for v in range(100): sampler.add(np.flatnonzero(versions == v), versions=v)
+    sampler.update_priorities(np.arange(capacity), rng.exponential(1.0, capacity))
+    return sampler
+
+
+def sampler_rate(sampler, batch: int, seconds: float, tds: np.ndarray) -> float:
+    def step(i):
+        index, info = sampler.sample(batch)
+        sampler.update_priorities(index, tds[i % len(tds)])
+    return timed(step, batch, seconds)
+
+
+def numpy_rate(capacity: int, batch: int, seconds: float, tds: np.ndarray, rng: np.random.Generator) -> float:
+    "Prioritized sampling with `rng.choice(p=...)` on a flat array of priorities."
+    p_alpha = (rng.exponential(1.0, capacity) + EPS) ** ALPHA
+    def step(i):
+        probs = p_alpha / p_alpha.sum()
+        index = rng.choice(capacity, batch, p=probs)
+        weights = (probs[index] / probs.min()) ** -BETA
+        p_alpha[index] = (tds[i % len(tds)] + EPS) ** ALPHA
+    return timed(step, batch, seconds)
+
+
+def atari_batch(n: int) -> dict:
+    return dict(obs=np.zeros((n, 4, 84, 84), np.uint8), action=np.zeros(n, np.int64), reward=np.zeros(n, np.float32),
+                terminated=np.zeros(n, bool), truncated=np.zeros(n, bool), first=np.zeros(n, bool))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--capacity", type=int, default=1 << 20)
+    ap.add_argument("--batch", type=int, default=256)
+    ap.add_argument("--seconds", type=float, default=3.0)
+    a = ap.parse_args()
+    if hasattr(os, "sched_setaffinity"): os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    rng = np.random.default_rng(0)
+    tds = rng.exponential(1.0, (64, a.batch))
+
+    rows = {}
+    rows["NumPy rng.choice(p=...) + update"] = numpy_rate(a.capacity, a.batch, a.seconds, tds, rng)
+    rows["PrioritizedSampler sample + update"] = sampler_rate(
+        full_sampler(PrioritizedSampler(a.capacity, ALPHA, BETA, EPS, seed=0), a.capacity, rng), a.batch, a.seconds, tds)
+    rows["PrioritizedSampler + recency"] = sampler_rate(
+        full_sampler(PrioritizedSampler(a.capacity, ALPHA, BETA, EPS, recency_half_life=20, seed=0), a.capacity, rng),
+        a.batch, a.seconds, tds)
+    rows["UniformSampler + recency"] = sampler_rate(
+        full_sampler(UniformSampler(a.capacity, recency_half_life=20, seed=0), a.capacity, rng), a.batch, a.seconds, tds)
+    rows["UniformSampler"] = sampler_rate(
+        full_sampler(UniformSampler(a.capacity, seed=0), a.capacity, rng), a.batch, a.seconds, tds)
+
+    base = rows["NumPy rng.choice(p=...) + update"]
+    print(f"capacity {a.capacity:,}, batch {a.batch}, one core; sampled transitions/s, the batch's priority update included")
+    print(f"{'':36s} {'transitions/s':>14s} {'vs NumPy':>9s}")
+    for name, rate in rows.items(): print(f"{name:36s} {rate:14,.0f} {rate / base:8.1f}x")
+
+    frames, stacks = FrameStorage(4096, num_envs=8), RingStorage(4096)
+    frames.add(atari_batch(8)); stacks.add(atari_batch(8))
+    per_frame = (frames.nbytes - frames.history * (84 * 84 + 1)) / frames.capacity   # less the 24 frames of history
+    print("\nbytes per Atari transition (obs 4x84x84 uint8, action, reward, terminated, truncated, first, 2 tags)")
+    for name, b in (("FrameStorage (one frame each)", per_frame), ("RingStorage of stacks", stacks.bytes_per_item)):
+        print(f"{name:36s} {b:10,.0f} B   1,000,000: {b * 1e6 / 1e9:5.2f} GB   2^20: {b * 2**20 / 1e9:5.2f} GB")
+
+
+if __name__ == "__main__":
+    main()
