@@ -124,7 +124,7 @@ class Job:
         obs_space, act_space = env_spaces(c.env)
         self.learner = self.runtime.spawn(PPOLearner, c, obs_space, act_space, restartable=True,
                                           checkpoint_dir=str(self.run_dir / "checkpoints"))
-        self.runners = [self.runtime.spawn(EnvRunner, c, w, restartable=True) for w in range(c.topology.num_workers)]
+        self.runners = [self.runtime.spawn(EnvRunner, c, w, restartable=True, spread=True) for w in range(c.topology.num_workers)]
 
     def _drive(self) -> None:
         try:

@@ -36,7 +36,7 @@ class SerialRuntime:
     name = "serial"
     def __init__(self): self.actors: list = []
 
-    def spawn(self, cls, *args, num_cpus: float = 1, restartable: bool = False, **kwargs) -> Local:
+    def spawn(self, cls, *args, num_cpus: float = 1, restartable: bool = False, spread: bool = False, **kwargs) -> Local:
         h = Local(cls, args, kwargs, restartable); self.actors.append(h); return h
     def call(self, actor: Local, method: str, *args, num_returns: int = 1, **kwargs):
         "Run the call now; like Ray, a dead actor or a failed argument makes the *result* fail with `ActorDied`."
@@ -77,10 +77,12 @@ class RayRuntime:
                 ray.init(address=address, log_to_driver=False)
             self.owns_cluster = True
 
-    def spawn(self, cls, *args, num_cpus: float = 1, restartable: bool = False, **kwargs):
-        "A Ray actor; a restartable one is brought back by Ray (its `__init__` runs again) when it dies."
-        actor = self.ray.remote(cls).options(num_cpus=num_cpus, max_restarts=-1 if restartable else 0,
-                                             max_task_retries=0).remote(*args, **kwargs)
+    def spawn(self, cls, *args, num_cpus: float = 1, restartable: bool = False, spread: bool = False, **kwargs):
+        """A Ray actor; a restartable one is brought back by Ray (its `__init__` runs again, on any node with room)
+        when it or its node dies. `spread` places such actors across the cluster's nodes."""
+        opts = dict(num_cpus=num_cpus, max_restarts=-1 if restartable else 0, max_task_retries=0)
+        if spread: opts["scheduling_strategy"] = "SPREAD"
+        actor = self.ray.remote(cls).options(**opts).remote(*args, **kwargs)
         self.actors.append(actor); return actor
     def call(self, actor, method: str, *args, num_returns: int = 1, **kwargs):
         m = getattr(actor, method)

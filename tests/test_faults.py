@@ -54,3 +54,20 @@ def test_drill_during_a_ray_run(fault, kw, tmp_path, ray_cluster):
         assert b["learner_restarts"] == 1 and b["lost_with_learner"] >= 1
     if fault == "disk_full":
         assert b["checkpoint_failures"] + job.log.write_failures >= 1
+
+
+def test_a_node_dies_and_the_job_finishes_on_the_head_node(tmp_path):
+    "ray.cluster_utils.Cluster: two nodes on this machine, in a subprocess with its own cluster."
+    import json
+    import subprocess
+    import sys
+    from conftest import ROOT
+    r = subprocess.run([sys.executable, str(ROOT / "tests" / "drills" / "two_node.py"), str(tmp_path)],
+                       capture_output=True, text=True, timeout=400)
+    assert r.returncode == 0, r.stderr[-3000:]
+    res = json.loads(r.stdout.strip().splitlines()[-1])
+    assert res["nodes_before"] == 2, res                 # the env workers really were on both nodes
+    assert res["status"] == "finished" and res["ret"] >= 475, res
+    assert res["restarts"] >= 1, res                     # the worker of the lost node came back on the head
+    b = res["books"]
+    assert b["produced"] == b["trained"] + b.get("rejected", 0) + b.get("dropped_stale", 0) + b.get("dropped_stop", 0) + b.get("lost_with_learner", 0)
