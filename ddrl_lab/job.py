@@ -237,6 +237,7 @@ class Job:
         if self._learner_incarnation not in (None, info["incarnation"]):
             # the learner was restarted (from its newest checkpoint, in its own __init__): give it the live knobs again
             self.books["learner_restarts"] += 1
+            self.meta.setdefault("learner_restores", []).append(info["restored_from"])
             knobs = {k: v for k, v in self.knobs.items() if k in PPOLearner.KNOBS}
             self.runtime.get(self.runtime.call(self.learner, "set_knobs", **knobs))
         self._learner_incarnation = info["incarnation"]

@@ -106,7 +106,7 @@ class PPOLearner:
                     rejections=list(self.rejections)[-(len(segments) - len(valid)):] if len(segments) > len(valid) else [])
         if good:
             info.update(self._train(concat_segments(good)))
-        info["policy_version"], info["incarnation"] = self.version, self.incarnation
+        info["policy_version"], info["incarnation"], info["restored_from"] = self.version, self.incarnation, self.restored_from
         return info
 
     def _train(self, b: Segment) -> dict:
