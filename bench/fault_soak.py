@@ -1,0 +1,68 @@
+"""Fault soak: a PPO job on a local Ray cluster (started by the job) with a worker killed every
+minute, for many minutes. Samples the memory and the process count of the job's whole process
+family side by side with its throughput and books; at the end checks that no process is left.
+
+    .venv/bin/python bench/fault_soak.py [--minutes 20] [--kill-every 60] [--every 15]
+"""
+import argparse
+import os
+import time
+
+import psutil
+
+from ddrl_lab import Job
+
+
+def family() -> list:
+    me = psutil.Process(os.getpid())
+    return me.children(recursive=True)
+
+
+def rss_mb(procs) -> float:
+    total = psutil.Process(os.getpid()).memory_info().rss
+    for p in procs:
+        try: total += p.memory_info().rss
+        except psutil.Error: pass
+    return total / 2**20
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--minutes", type=float, default=20.0)
+    ap.add_argument("--kill-every", type=float, default=60.0)
+    ap.add_argument("--every", type=float, default=15.0)
+    args = ap.parse_args()
+    job = Job("cartpole-ppo", {"run.total_env_steps": 10**10, "run.target_return": None, "run.checkpoint_every": 200,
+                               "run.out": "runs/fault_soak"}).start()
+    print(f"{'t_s':>6} {'rss_mb':>8} {'procs':>6} {'restarts':>8} {'lost':>5} {'env_steps/s':>12} {'return':>7}", flush=True)
+    t0, next_kill, kills, seen, samples = time.monotonic(), args.kill_every, 0, set(), []
+    try:
+        while time.monotonic() - t0 < args.minutes * 60:
+            time.sleep(args.every)
+            t = time.monotonic() - t0
+            if t >= next_kill:
+                job.inject("kill_worker", worker=kills % len(job.runners)); kills += 1; next_kill += args.kill_every
+            procs = family(); seen.update(p.pid for p in procs)
+            df = job.metrics()
+            if not len(df): continue
+            r = df.iloc[-1]
+            m = rss_mb(procs); samples.append(m)
+            print(f"{t:6.0f} {m:8.0f} {len(procs):6d} {int(r.worker_restarts):8d} {int(r.lost_segments):5d} "
+                  f"{r.env_steps_per_s:12.0f} {r.episode_return_mean:7.1f}", flush=True)
+    finally:
+        job.stop()
+    time.sleep(5)
+    left = [p for p in psutil.pids() if p in seen and psutil.pid_exists(p)
+            and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
+    b = job.books
+    print(f"kills {kills}, worker_restarts {b['worker_restarts']}, lost_in_flight {b['lost_in_flight']}")
+    print(f"books: produced {b['produced']} = trained {b['trained']} + rejected {b['rejected']} + dropped {b['dropped_stale'] + b['dropped_stop']}"
+          f" + lost_with_learner {b['lost_with_learner']}: "
+          f"{'balanced' if b['produced'] == b['trained'] + b['rejected'] + b['dropped_stale'] + b['dropped_stop'] + b['lost_with_learner'] else 'NOT balanced'}")
+    q = max(1, len(samples) // 4)
+    print(f"memory: first quarter mean {sum(samples[:q]) / q:.0f} MB, last quarter mean {sum(samples[-q:]) / q:.0f} MB, "
+          f"max {max(samples):.0f} MB; processes of the job left after stop: {len(left)}")
+
+
+if __name__ == "__main__":
+    main()
