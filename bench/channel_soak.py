@@ -7,22 +7,11 @@ Memory is the resident set of every process of the job (the driver, and the Ray 
 services it started). Flat memory under sustained backpressure is the pass mark.
 """
 import argparse
-import os
 import time
 
-import psutil
 
+from common import rss_mb
 from ddrl_lab import Job
-
-
-def family_rss_mb() -> float:
-    me = psutil.Process(os.getpid())
-    procs = [me] + me.children(recursive=True)
-    total = 0
-    for p in procs:
-        try: total += p.memory_info().rss
-        except psutil.Error: pass
-    return total / 2**20
 
 
 def main():
@@ -40,7 +29,7 @@ def main():
             df = job.metrics()
             if not len(df): continue
             r = df.iloc[-1]
-            rss = family_rss_mb()
+            rss = rss_mb()
             samples.append(rss)
             print(f"{time.monotonic() - t0:6.0f} {rss:8.0f} {r.channel_fill:5.2f} {int(r.produced_segments):9d} "
                   f"{int(r.trained_segments):8d} {r.throttled_s:12.1f} {r.env_steps / max(r.time_s, 1e-9):12.0f}", flush=True)

@@ -8,23 +8,14 @@ keeps busy (its processes, or 1 for in-process pools and single-threaded torch).
 """
 import argparse
 import os
-import time
 
 import gymnasium as gym
 import numpy as np
 import torch
 
+from common import timed
 from ddrl_lab.config import EnvConfig
 from ddrl_lab.envs import EnvFn, InlinePool, ProcessPool, env_seeds, make_single_env
-
-
-def timed(step_fn, batch: int, seconds: float) -> float:
-    "Calls `step_fn(i)` until `seconds` pass (after a short warm-up); returns env steps per second."
-    for i in range(3): step_fn(i)
-    n, t0 = 0, time.perf_counter()
-    while time.perf_counter() - t0 < seconds:
-        step_fn(n); n += 1
-    return n * batch / (time.perf_counter() - t0)
 
 
 def plain_loop(env: gym.Env, seconds: float, seed: int = 0) -> float:

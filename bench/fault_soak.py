@@ -5,25 +5,12 @@ family side by side with its throughput and books; at the end checks that no pro
     .venv/bin/python bench/fault_soak.py [--minutes 20] [--kill-every 60] [--every 15]
 """
 import argparse
-import os
 import time
 
 import psutil
 
+from common import family, rss_mb
 from ddrl_lab import Job
-
-
-def family() -> list:
-    me = psutil.Process(os.getpid())
-    return me.children(recursive=True)
-
-
-def rss_mb(procs) -> float:
-    total = psutil.Process(os.getpid()).memory_info().rss
-    for p in procs:
-        try: total += p.memory_info().rss
-        except psutil.Error: pass
-    return total / 2**20
 
 
 def main():

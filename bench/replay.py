@@ -16,22 +16,14 @@ import os
 for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"): os.environ.setdefault(var, "1")
 
 import argparse
-import time
 
 import numpy as np
 
+from common import timed
 from ddrl_lab.replay import FrameStorage, PrioritizedSampler, RingStorage, UniformSampler
 
 ALPHA, BETA, EPS = 0.6, 0.4, 1e-6
 
-
-def timed(step, batch: int, seconds: float) -> float:
-    "Calls `step(i)` until `seconds` pass (after a short warm-up); returns transitions per second."
-    for i in range(5): step(i)
-    n, t0 = 0, time.perf_counter()
-    while time.perf_counter() - t0 < seconds:
-        step(n); n += 1
-    return n * batch / (time.perf_counter() - t0)
 
 
 def full_sampler(sampler, capacity: int, rng: np.random.Generator):
@@ -46,7 +38,7 @@ def sampler_rate(sampler, batch: int, seconds: float, tds: np.ndarray) -> float:
     def step(i):
         index, info = sampler.sample(batch)
         sampler.update_priorities(index, tds[i % len(tds)])
-    return timed(step, batch, seconds)
+    return timed(step, batch, seconds, warmup=5)
 
 
 def numpy_rate(capacity: int, batch: int, seconds: float, tds: np.ndarray, rng: np.random.Generator) -> float:
@@ -57,7 +49,7 @@ def numpy_rate(capacity: int, batch: int, seconds: float, tds: np.ndarray, rng: 
         index = rng.choice(capacity, batch, p=probs)
         weights = (probs[index] / probs.min()) ** -BETA
         p_alpha[index] = (tds[i % len(tds)] + EPS) ** ALPHA
-    return timed(step, batch, seconds)
+    return timed(step, batch, seconds, warmup=5)
 
 
 def atari_batch(n: int) -> dict:
