@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
-from .config import ConfigError, apply_overrides, list_presets, load_config, parse_override
+from .config import ConfigError, list_presets, parse_override
 
 # %% auto 0
 __all__ = ['build_parser', 'cmd_run', 'cmd_presets', 'main']

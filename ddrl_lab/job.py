@@ -164,7 +164,7 @@ class Job:
         rt, ch, n = self.runtime, self.channel, len(self.runners)
         weights = rt.call(self.learner, "get_weights")
         pending, held, update = {}, {i: None for i in range(n)}, None   # held: worker -> since when it was throttled
-        idle_since = None                                                 # since when the learner has waited for a batch
+        idle_since, n_batch = None, 0                                     # since when the learner has waited; size of the batch in flight
         while self._running():
             self._apply_knobs()
             for i, since in list(held.items()):            # relaunch idle workers while there is room

@@ -18,7 +18,7 @@ import torch
 from .codecs import Encoded, get_codec
 from .config import Config
 from .losses import gae, ppo_loss
-from .models import build_model, get_weights, set_weights
+from .models import build_model, get_weights
 from .segments import Segment, concat_segments, validate_segment
 
 # %% auto 0

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Optional
+from typing import Optional
 
 # %% auto 0
 __all__ = ['ActorDied', 'Done', 'Local', 'SerialRuntime', 'RayRuntime', 'make_runtime']

@@ -5,7 +5,7 @@
 # %% ../nbs/02_segments.ipynb 2
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np

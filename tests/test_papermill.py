@@ -1,6 +1,5 @@
 """The quickstart study really executed by papermill, in a real kernel."""
 import json
-from pathlib import Path
 
 import papermill as pm
 import pytest
