@@ -64,6 +64,24 @@ class AlgoConfig:
     max_grad_norm: float = setting(0.5, lo=0.0, lo_open=True)  # gradient clipping norm
     normalize_advantages: bool = True  # per-minibatch advantage normalisation
     hidden_size: int = setting(64, lo=1, hi=65536)  # width of the MLP torso
+    model: str = setting("auto", choices=("auto", "mlp", "cnn"))  # torso: auto picks a CNN for image observations (C, H, W), else the MLP
+    shared_torso: bool = False  # actor-critic: one torso for both heads (else separate ones)
+    lr_warmup_updates: int = setting(0, lo=0)  # learning rate ramps up linearly over this many optimizer steps
+    grad_accum: int = setting(1, lo=1, hi=1024)  # minibatches whose gradients are summed before one optimizer step
+    bf16: bool = False  # bfloat16 autocast for forward passes where the device supports it
+    rho_bar: float = setting(1.0, lo=0.0, lo_open=True)  # V-trace: clip of the importance ratio in the value targets
+    c_bar: float = setting(1.0, lo=0.0, lo_open=True)  # V-trace: clip of the trace-cutting coefficients
+    n_step: int = setting(1, lo=1, hi=1000)  # DQN: steps in the bootstrapped return
+    double_q: bool = True  # DQN: the online network picks the next action, the target network values it
+    target_update_every: int = setting(250, lo=1)  # DQN: optimizer steps between target-network copies
+    batch_size: int = setting(64, lo=1)  # DQN: transitions per gradient step
+    updates_per_segment: float = setting(1.0, lo=0.0, lo_open=True)  # DQN: gradient steps per segment inserted (the replay ratio)
+    learning_starts: int = setting(1000, lo=0)  # DQN: transitions in replay before the first gradient step
+    eps_start: float = setting(1.0, lo=0.0, hi=1.0)  # DQN: exploration epsilon at the start
+    eps_end: float = setting(0.05, lo=0.0, hi=1.0)  # DQN: epsilon after the decay
+    eps_decay_steps: int = setting(10_000, lo=1)  # DQN: env steps over which epsilon decays linearly
+    huber_delta: Optional[float] = setting(1.0, lo=0.0, lo_open=True)  # DQN: Huber threshold (None: squared error)
+    vf_clip: Optional[float] = setting(None, lo=0.0, lo_open=True)  # PPO: value clipping range (None: no clipping)
 
 @dataclass
 class TopologyConfig:

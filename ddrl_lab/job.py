@@ -26,7 +26,8 @@ from .channel import Channel
 from .codecs import get_codec
 from .config import Config, ConfigError, config_hash, load_config, save_config
 from .envs import env_problems, env_seeds, env_spaces
-from .learner import PPOLearner
+from .learner import learner_class
+from .replay_shard import ReplayShard, ShardBalancer
 from .models import space_problems
 from .metrics import MetricsLog, RowBuilder, write_report
 from .runner import EnvRunner
@@ -36,9 +37,8 @@ from .runtime import ActorDied, make_runtime
 __all__ = ['IMPLEMENTED', 'check_supported', 'new_run_dir', 'Job']
 
 # %% ../nbs/12_job.ipynb 5
-IMPLEMENTED = {"algo.name": ("ppo",), "sync.mode": ("sync", "async"), "sync.stale_policy": ("drop",),
-               "topology.mode": ("decoupled",), "topology.num_learners": (1,),
-               "replay.kind": ("none",)}
+IMPLEMENTED = {"algo.name": ("ppo", "impala", "dqn"), "sync.mode": ("sync", "async"), "sync.stale_policy": ("drop",),
+               "topology.mode": ("decoupled",), "topology.num_learners": (1,)}
 
 def check_supported(cfg: Config) -> None:
     "Raise `ConfigError` naming every setting this version cannot run yet."
@@ -49,6 +49,9 @@ def check_supported(cfg: Config) -> None:
         if v not in allowed:
             problems.append(f"{key} = {v!r} is not available yet in ddrl_lab {ddrl_lab.__version__}: "
                             f"this version runs {key} = {' or '.join(map(repr, allowed))}.")
+    if cfg.algo.name == "dqn" and cfg.sync.mode != "async":
+        problems.append(f"algo.name = 'dqn' runs decoupled through replay (workers write, the learner samples): "
+                        f"set sync.mode=async (got {cfg.sync.mode!r}).")
     env = env_problems(cfg.env)
     if not env: env = space_problems(*env_spaces(cfg.env))
     if problems or env: raise ConfigError(problems + env)
@@ -65,6 +68,10 @@ def new_run_dir(out, name: str, cfg_hash: str) -> Path:
 
 def _now() -> str: return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
+def _share(total: int, parts: int, i: int) -> int:
+    "Part `i` of `total` split into `parts` near-equal integers."
+    return total // parts + (i < total % parts)
+
 # %% ../nbs/12_job.ipynb 10
 class Job:
     "A training run: run directory, components on a runtime, and the driver loop in a thread."
@@ -78,15 +85,22 @@ class Job:
         self.log = MetricsLog(guard=self._disk_guard)
         self.runtime = self.learner = None
         self.runners: list = []
+        self.shards: list = []
         c = self.config
+        self.learner_cls = learner_class(c)
+        self.replay = c.replay.kind != "none"
         max_bytes = None if c.channel.max_mb is None else int(c.channel.max_mb * 2**20)
         self.channel = Channel(c.channel.capacity, c.channel.high_watermark, c.channel.low_watermark, max_bytes) \
-            if c.sync.mode == "async" else None
-        self.knobs = {**{k: getattr(c.algo, k) for k in PPOLearner.KNOBS}, "max_staleness": c.sync.max_staleness}
+            if c.sync.mode == "async" and not self.replay else None
+        self.knobs = {k: getattr(c.algo, k) for k in self.learner_cls.KNOBS}
+        if not self.replay: self.knobs["max_staleness"] = c.sync.max_staleness
         if self.channel is not None: self.knobs.update(high_watermark=c.channel.high_watermark, low_watermark=c.channel.low_watermark)
+        if self.replay: self.knobs["replay_capacity"] = c.replay.capacity
         self.books = Counter()              # produced, trained, rejected, dropped_stale, dropped_stop
         self.rejections: list[dict] = []    # provenance of the first rejected segments
         self.rejected_by_worker, self.produced_by_worker = Counter(), Counter()
+        self.replay_added = Counter()       # shard -> transitions (env steps) sent to it
+        self._shard_incarnations: dict = {}  # shard -> incarnation id last seen
         self._incarnations: dict = {}                       # worker -> incarnation id last seen
         self._learner_incarnation = None
         self.codec = get_codec(c.channel.codec)
@@ -118,12 +132,19 @@ class Job:
         return self
 
     def _spawn(self) -> None:
-        "Wiring: one learner and `topology.num_workers` EnvRunners on the runtime."
+        "Wiring: one learner, `topology.num_workers` EnvRunners and, for replay, `replay.shards` ReplayShards on the runtime."
         c = self.config
         self.runtime = make_runtime(c.run.runtime, c.run.ray_address, num_cpus=c.topology.num_workers + 1)
         obs_space, act_space = env_spaces(c.env)
-        self.learner = self.runtime.spawn(PPOLearner, c, obs_space, act_space, restartable=True,
+        self.learner = self.runtime.spawn(self.learner_cls, c, obs_space, act_space, restartable=True,
                                           checkpoint_dir=str(self.run_dir / "checkpoints"))
+        if self.replay:
+            r, S = c.replay, c.replay.shards
+            self.shards = [self.runtime.spawn(ReplayShard, shard_id=s, capacity=_share(r.capacity, S, s), kind=r.kind,
+                                              alpha=r.alpha, beta=r.beta, recency_half_life=r.recency_half_life,
+                                              n_step=c.algo.n_step, gamma=c.algo.gamma, seed=c.run.seed * 1000 + s,
+                                              snapshot_dir=str(self.run_dir / "replay" / f"shard-{s}"), codec=c.channel.codec,
+                                              num_cpus=0.5, restartable=True) for s in range(S)]
         self.runners = [self.runtime.spawn(EnvRunner, c, w, restartable=True, spread=True) for w in range(c.topology.num_workers)]
 
     def _drive(self) -> None:
@@ -137,7 +158,7 @@ class Job:
     def _loop(self) -> None:
         c = self.config
         self._rows, self._last_row, self._rowed_at = RowBuilder(c.run.return_window), None, (0, 0)
-        (self._loop_async if c.sync.mode == "async" else self._loop_sync)()
+        (self._loop_replay if self.replay else self._loop_async if c.sync.mode == "async" else self._loop_sync)()
         if self._rowed_at != (self._rows.updates, self.books["produced"]): self._row()   # the final state
 
     def _running(self) -> bool:
@@ -215,6 +236,83 @@ class Job:
         if self.config.channel.codec == "shm":          # shared-memory blocks nobody will decode
             for enc in dropped: self.codec.discard(rt.get(enc))
 
+
+    def _loop_replay(self) -> None:
+        """Off-policy through sharded replay: workers always have a segment in flight; each finished segment goes
+        to the next shard (round-robin); the learner owes `updates_per_segment` gradient steps per segment once
+        `learning_starts` transitions are in, and takes them in one call, sampling each shard in proportion to
+        the priority mass the `ShardBalancer` last saw (refreshed every `rebalance_every` updates). New |TD|s go
+        back to the shards as priorities. Workers are held back while the learner owes more than a few segments' steps."""
+        rt, c, a = self.runtime, self.config, self.config.algo
+        S, n = len(self.shards), len(self.runners)
+        balancer = ShardBalancer(S, c.replay.rebalance_every, seed=c.run.seed)
+        max_k = max(1, int(round(a.updates_per_segment * n)))      # gradient steps per learner call, at most
+        weights = rt.call(self.learner, "get_weights", env_steps=0)
+        pending, idle, update = {}, set(range(n)), None
+        owed, inserted, next_shard = 0.0, 0, 0
+        while self._running():
+            self._apply_knobs()
+            if owed <= 2 * max_k:                                 # backpressure: the learner must keep up
+                for i in sorted(idle):
+                    meta, seg = rt.call(self.runners[i], "produce", weights, num_returns=2)
+                    pending[meta] = (i, seg)
+                idle.clear()
+            for ref in rt.ready(list(pending), timeout=0.002 if update is not None else 0.02):
+                i, seg = pending.pop(ref); idle.add(i)
+                try: meta = rt.get(ref)
+                except ActorDied: self._lost(i); continue
+                self._produced(meta)
+                self._rows.returns.extend(meta.get("episode_returns", [])); self._rows.episodes += len(meta.get("episode_returns", []))
+                if "rejected" in meta: continue
+                rt.call(self.shards[next_shard], "add", seg)       # Ray keeps one caller's calls to an actor in order
+                self.books["in_replay"] += 1; self.replay_added[next_shard] += meta["env_steps"]
+                next_shard = (next_shard + 1) % S
+                inserted += meta["env_steps"]
+                if inserted >= a.learning_starts: owed += a.updates_per_segment
+            if update is not None and rt.ready([update], timeout=0):
+                try: info = rt.get(update)
+                except ActorDied: info = None
+                update = None
+                if info is not None:
+                    for sid, index, insert_index, td in info.pop("priorities"):
+                        rt.call(self.shards[sid], "update_priorities", index, insert_index, td)
+                    if self._trained(info): break
+                weights = rt.call(self.learner, "get_weights", env_steps=inserted)
+            if update is None and owed >= 1:
+                k = min(int(owed), max_k); owed -= k
+                if balancer.due(self._rows.updates):
+                    balancer.refresh(rt.get([rt.call(sh, "mass") for sh in self.shards]), self._rows.updates)
+                counts = balancer.counts(k * a.batch_size)
+                samples = [rt.call(sh, "sample", int(m)) for sh, m in zip(self.shards, counts) if m > 0]
+                shares = balancer.shares.tolist() if c.replay.kind == "prioritized" else None
+                update = rt.call(self.learner, "update", *samples, env_steps=inserted, shares=shares,
+                                 version_floor=self._rows.version)
+        if update is not None:                                   # wind down: finish the update in flight
+            try: self._trained(rt.get(update), final=True)
+            except ActorDied: pass
+        for ref in rt.ready(list(pending), timeout=10.0):         # segments in flight: produced, not inserted, counted
+            i, seg = pending.pop(ref)
+            try: meta = rt.get(ref)
+            except ActorDied: self._lost(i); continue
+            self._produced(meta)
+            if "rejected" not in meta: self.books["dropped_stop"] += 1
+        self._replay_books()
+
+    def _replay_books(self) -> None:
+        """Transitions sent to each shard against what it holds in its books (`added`, carried through its
+        snapshots): the difference was lost when a shard died after its last snapshot. Exact once the
+        shard has taken every `add` sent to it (one caller's calls to an actor run in order)."""
+        ms = self.runtime.get([self.runtime.call(sh, "metrics") for sh in self.shards], timeout=30.0)
+        self._note_shard_restarts(ms)
+        self.books["replay_lost_transitions"] = sum(max(0, self.replay_added[s] - m["added"]) for s, m in enumerate(ms))
+        self.meta["replay_shards"] = [{k: m[k] for k in ("replay_size", "added", "restored_from", "restored_items", "added_at_snapshot")}
+                                      for m in ms]
+
+    def _note_shard_restarts(self, ms: list) -> None:
+        for s, m in enumerate(ms):
+            if self._shard_incarnations.setdefault(s, m["incarnation"]) != m["incarnation"]:
+                self._shard_incarnations[s] = m["incarnation"]; self.books["replay_shard_restarts"] += 1
+
     # -- accounting -------------------------------------------------------------------------
     def _produced(self, meta: dict) -> None:
         w = meta["worker_id"]
@@ -238,7 +336,7 @@ class Job:
             # the learner was restarted (from its newest checkpoint, in its own __init__): give it the live knobs again
             self.books["learner_restarts"] += 1
             self.meta.setdefault("learner_restores", []).append(info["restored_from"])
-            knobs = {k: v for k, v in self.knobs.items() if k in PPOLearner.KNOBS}
+            knobs = {k: v for k, v in self.knobs.items() if k in self.learner_cls.KNOBS}
             self.runtime.get(self.runtime.call(self.learner, "set_knobs", **knobs))
         self._learner_incarnation = info["incarnation"]
         for k in ("trained", "rejected", "dropped_stale"): self.books[k] += info[k]
@@ -257,6 +355,7 @@ class Job:
         "Append one metrics row: the contract keys, learner stats, channel and books, live knobs."
         extra = self.channel.metrics() if self.channel is not None else {}
         extra = {k: v for k, v in extra.items() if not k.startswith("knob_")}
+        if self.shards: extra.update(self._replay_metrics())
         b = self.books
         self.log.append(self._rows.row(**getattr(self, "_stats", {}), **extra, produced_segments=b["produced"],
                                        trained_segments=b["trained"], dropped_stale=b["dropped_stale"],
@@ -265,6 +364,16 @@ class Job:
                                        metrics_write_failures=self.log.write_failures,
                                        **{f"knob_{k}": v for k, v in self.knobs.items()}))
         self._last_row, self._rowed_at = time.monotonic(), (self._rows.updates, b["produced"])
+
+    def _replay_metrics(self) -> dict:
+        "Replay size and capacity over all shards (a shard that does not answer in time is left out of this row)."
+        rt = self.runtime
+        try: ms = rt.get([rt.call(sh, "metrics") for sh in self.shards], timeout=5.0)
+        except Exception: return {}
+        self._note_shard_restarts(ms)
+        return dict(replay_size=sum(m["replay_size"] for m in ms), replay_capacity=sum(m["replay_capacity"] for m in ms),
+                    in_replay_segments=self.books["in_replay"], replay_shard_restarts=self.books["replay_shard_restarts"],
+                    replay_lost_transitions=sum(max(0, self.replay_added[s] - m["added"]) for s, m in enumerate(ms)))
 
     def _finish(self, status: str, error: Optional[BaseException] = None) -> None:
         "Checkpoint, tear everything down, and write meta.json, rejections and the report: once."
@@ -332,6 +441,9 @@ class Job:
         A failed write is counted and left for the next checkpoint; the run goes on."""
         import torch
         sd = self.runtime.get(self.runtime.call(self.learner, "state_dict"))
+        if self.shards:                      # each replay shard snapshots itself (write, then rename) next to the learner
+            try: self.runtime.get([self.runtime.call(sh, "snapshot") for sh in self.shards], timeout=60.0)
+            except Exception as e: self.books["snapshot_failures"] += 1; self.meta["last_snapshot_error"] = repr(e)
         path = self.run_dir / "checkpoints" / f"learner-v{sd['version']:06d}.pt"
         tmp = path.with_suffix(".pt.tmp")
         try:
@@ -346,11 +458,13 @@ class Job:
 
     def update(self, **knobs) -> None:
         "Change live knobs of the running job; a bad name or value raises here and changes nothing."
-        live = list(PPOLearner.KNOBS) + ["max_staleness"] + (list(Channel.KNOBS) if self.channel is not None else [])
+        live = list(self.knobs)
         unknown = set(knobs) - set(live)
         if unknown: raise ValueError(f"unknown knob(s) {sorted(unknown)}: the live knobs of this job are {', '.join(live)}")
         if "max_staleness" in knobs and not (isinstance(knobs["max_staleness"], int) and knobs["max_staleness"] >= 0):
             raise ValueError(f"max_staleness = {knobs['max_staleness']!r}: expected an integer of at least 0")
+        if "replay_capacity" in knobs and not (isinstance(knobs["replay_capacity"], int) and knobs["replay_capacity"] >= len(self.shards)):
+            raise ValueError(f"replay_capacity = {knobs['replay_capacity']!r}: expected an integer of at least replay.shards = {len(self.shards)}")
         marks = {k: knobs[k] for k in Channel.KNOBS if k in knobs}
         if marks: self.channel.set_knobs(**marks)       # validated and applied at once (thread-safe)
         self.knobs.update(marks)
@@ -359,16 +473,22 @@ class Job:
     def _apply_knobs(self) -> None:
         changed = {}
         while not self._knob_queue.empty(): changed.update(self._knob_queue.get_nowait())
-        learner = {k: v for k, v in changed.items() if k in PPOLearner.KNOBS}
+        learner = {k: v for k, v in changed.items() if k in self.learner_cls.KNOBS}
         if learner: self.runtime.get(self.runtime.call(self.learner, "set_knobs", **learner))
+        if "replay_capacity" in changed:          # each shard holds its share; shrinking evicts the oldest first
+            S = len(self.shards)
+            self.runtime.get([self.runtime.call(sh, "set_knobs", capacity=_share(changed["replay_capacity"], S, s))
+                              for s, sh in enumerate(self.shards)])
         self.knobs.update(changed)
 
-    FAULTS = ("poison", "kill_worker", "slow_worker", "kill_learner", "delay", "disk_full")
+    FAULTS = ("poison", "kill_worker", "slow_worker", "kill_learner", "kill_replay_shard", "delay", "disk_full")
     def inject(self, fault: str, worker: int = 0, seconds: float = 0.05) -> None:
         """Fault drills.
         - `poison`: worker `worker` emits NaN rewards from now on (its segments are rejected at the source);
         - `kill_worker`: its process dies; the runtime restarts it, it pulls the latest weights and goes on;
         - `slow_worker`: it becomes a straggler, `seconds` slower per segment;
+        - `kill_replay_shard`: replay shard `worker` dies; the runtime restarts it from its last snapshot (taken with
+          every checkpoint) and the transitions it lost since are counted (`replay_lost_transitions`);
         - `kill_learner`: the learner dies; the runtime restarts it and it continues from its run's newest
           checkpoint (fresh weights if there is none yet), numbering versions above the last one seen;
         - `delay`: the learner takes `seconds` longer per update;
@@ -376,12 +496,15 @@ class Job:
         Restarts, lost segments and failed writes are counted in the books and the metrics."""
         if fault not in self.FAULTS:
             raise ValueError(f"fault {fault!r} is not available yet: this version has {', '.join(self.FAULTS)}")
-        if not 0 <= worker < len(self.runners): raise ValueError(f"worker = {worker}: expected 0..{len(self.runners) - 1}")
+        targets = self.shards if fault == "kill_replay_shard" else self.runners
+        if not targets: raise ValueError(f"fault {fault!r}: this job has no replay shards (replay.kind = 'none')")
+        if not 0 <= worker < len(targets): raise ValueError(f"worker = {worker}: expected 0..{len(targets) - 1}")
         rt, runner = self.runtime, self.runners[worker]
         if fault == "poison": rt.get(rt.call(runner, "set_knobs", poison=True))
         elif fault == "kill_worker": rt.crash(runner)
         elif fault == "slow_worker": rt.get(rt.call(runner, "set_knobs", delay_s=seconds))
         elif fault == "kill_learner": rt.crash(self.learner)
+        elif fault == "kill_replay_shard": rt.crash(self.shards[worker])
         elif fault == "delay": rt.get(rt.call(self.learner, "set_knobs", delay_s=seconds))
         elif fault == "disk_full": self._disk_full_until = time.monotonic() + seconds
 

@@ -15,7 +15,7 @@ import torch
 
 from .config import Config
 from .envs import env_seeds, make_env_pool
-from .models import build_model, set_weights
+from .models import build_model, build_q_model, set_weights
 from .codecs import Encoded, get_codec
 from .segments import Segment, validate_segment
 
@@ -36,7 +36,9 @@ class EnvRunner:
         self.pool = make_env_pool(cfg.env, cores=cores)
         self.seeds = env_seeds(cfg.env, worker_id, cfg.run.seed)
         self.obs = to_numpy(self.pool.reset(self.seeds))
-        self.model = build_model(self.pool.single_observation_space, self.pool.single_action_space, cfg.algo.hidden_size)
+        spaces = (self.pool.single_observation_space, self.pool.single_action_space)
+        if cfg.algo.name == "dqn": self.model = build_q_model(*spaces, cfg.algo.hidden_size, torso=cfg.algo.model)   # acts epsilon-greedily
+        else: self.model = build_model(*spaces, cfg.algo.hidden_size, torso=cfg.algo.model, shared=cfg.algo.shared_torso)
         self.gen = torch.Generator().manual_seed(cfg.run.seed * 1_000_003 + worker_id)
         self.version, self.seq, self.env_steps, self.episodes, self.rejected = -1, 0, 0, 0, 0
         self.poison, self.delay_s = False, 0.0
@@ -88,6 +90,7 @@ class EnvRunner:
         v = self.cfg.validation
         reason = validate_segment(seg, v.reward_range, v.obs_range, getattr(self.pool.single_action_space, "n", None))
         meta = dict(worker_id=self.worker_id, seq=seg.seq, policy_version=seg.policy_version, env_steps=seg.num_steps,
+                    episode_returns=[float(r) for r in seg.episode_returns],
                     incarnation=self.incarnation)
         if reason is None:
             enc = self.codec.encode(seg)

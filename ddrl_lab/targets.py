@@ -81,7 +81,7 @@ def nstep_targets(rewards: torch.Tensor, next_values: torch.Tensor, dones: torch
         alive[:L] = a & ~stop
     return targets, discounts
 
-# %% ../nbs/06a_targets.ipynb 29
+# %% ../nbs/06a_targets.ipynb 35
 def dqn_loss(q_taken: torch.Tensor, targets: torch.Tensor, weights: Optional[torch.Tensor] = None,
              huber_delta: Optional[float] = 1.0) -> tuple[torch.Tensor, dict]:
     "Importance-weighted mean Huber loss of `q_taken` to the detached `targets`, and its statistics."
@@ -95,7 +95,7 @@ def dqn_loss(q_taken: torch.Tensor, targets: torch.Tensor, weights: Optional[tor
         stats = dict(loss_q=loss.item(), q_mean=q_taken.mean().item(), td_abs_mean=td_abs.mean().item(), td_abs=td_abs)
     return loss, stats
 
-# %% ../nbs/06a_targets.ipynb 35
+# %% ../nbs/06a_targets.ipynb 41
 def double_q_values(q_next_online: torch.Tensor, q_next_target: torch.Tensor) -> torch.Tensor:
     "Target-network values of the online network's greedy actions, `(..., A) -> (...)`."
     best = q_next_online.argmax(-1, keepdim=True)

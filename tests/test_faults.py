@@ -73,3 +73,20 @@ def test_a_node_dies_and_the_job_finishes_on_the_head_node(tmp_path):
     assert res["restarts"] >= 1, res                     # the worker of the lost node came back on the head
     b = res["books"]
     assert b["produced"] == b["trained"] + b.get("rejected", 0) + b.get("dropped_stale", 0) + b.get("dropped_stop", 0) + b.get("lost_with_learner", 0)
+
+def test_a_replay_shard_dies_and_comes_back_from_its_snapshot(tmp_path, ray_cluster):
+    "DQN through 2 Ray replay shards: one is killed mid-run, restores its last snapshot, the loss is counted, the run solves."
+    job = Job("cartpole-dqn", {"run.checkpoint_every": 5, "run.log_interval_s": 0.2, "run.out": str(tmp_path)}).start()
+    deadline = time.monotonic() + 120
+    while (not len(job.metrics()) or job.metrics().learner_updates.iloc[-1] < 12) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    job.inject("kill_replay_shard", worker=1)
+    job.wait()
+    df, b = job.metrics(), job.books
+    assert job.status == "finished" and df.episode_return_mean.iloc[-1] >= 475, df.episode_return_mean.max()
+    assert b["replay_shard_restarts"] == 1
+    shard = job.meta["replay_shards"][1]
+    assert shard["restored_from"] is not None and shard["restored_items"] > 0      # it came back from a snapshot, not empty
+    # what was sent to the shard but is not in its books was lost with it, and is counted
+    assert b["replay_lost_transitions"] == job.replay_added[1] - shard["added"] >= 0
+    assert b["produced"] == b["in_replay"] + b["rejected"] + b["dropped_stop"]

@@ -1,0 +1,42 @@
+"""Learning tests with step budgets (never wall-clock limits): each algorithm, on the Ray runtime with
+2 workers, reaches a mean return of 475 over the last 20 CartPole-v1 episodes within its budget;
+first on the preset's seed, then on two other seeds."""
+import json
+
+import pytest
+
+from ddrl_lab import Job
+
+BUDGET = {"cartpole-ppo": 150_000, "cartpole-impala": 300_000, "cartpole-dqn": 100_000}
+
+
+def _solve(preset, seed, tmp_path):
+    budget = BUDGET[preset]
+    job = Job(preset, {"run.seed": seed, "run.total_env_steps": budget, "run.target_return": 475,
+                       "run.runtime": "ray", "topology.num_workers": 2, "run.out": str(tmp_path)}).start().wait()
+    df = job.metrics()
+    assert job.status == "finished"
+    assert df.episode_return_mean.iloc[-1] >= 475, (preset, seed, df.episode_return_mean.max(), df.env_steps.iloc[-1])
+    assert df.env_steps.iloc[-1] <= budget + 2 * 4 * 32          # the budget, and at most the segments in flight
+    return job, df
+
+
+@pytest.mark.parametrize("preset", ["cartpole-impala", "cartpole-dqn"])
+def test_learns_cartpole_on_ray_with_two_workers(preset, tmp_path, ray_cluster):
+    job, df = _solve(preset, 0, tmp_path)
+    meta = json.loads((job.run_dir / "meta.json").read_text())
+    b = meta["books"]
+    if preset == "cartpole-dqn":   # every segment produced went into replay, was rejected, or was in flight at the stop
+        assert b["produced"] == b.get("in_replay", 0) + b.get("rejected", 0) + b.get("dropped_stop", 0) + b.get("lost_in_flight", 0)
+        assert df.replay_size.iloc[-1] > 0 and df.replay_age_mean.notna().any()
+    else:
+        assert b["produced"] == b["trained"] + b.get("rejected", 0) + b.get("dropped_stale", 0) + b.get("dropped_stop", 0) \
+            + b.get("lost_with_learner", 0)
+        assert df.version_lag_max.max() <= 16
+
+
+@pytest.mark.parametrize("preset", ["cartpole-ppo", "cartpole-impala", "cartpole-dqn"])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_learns_on_other_seeds(preset, seed, tmp_path, ray_cluster):
+    "The slow part: two more seeds for every algorithm."
+    _solve(preset, seed, tmp_path)
