@@ -6,19 +6,22 @@
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import datetime as dt
 import errno
 import json
+import math
 import platform
 import queue
 import threading
 import time
 import traceback
 import weakref
-from collections import Counter
+from collections import Counter, deque
 from pathlib import Path
 from typing import Optional
 
+import numpy as np
 import pandas as pd
 
 import ddrl_lab
@@ -28,17 +31,34 @@ from .config import Config, ConfigError, config_hash, load_config, save_config
 from .envs import env_problems, env_seeds, env_spaces
 from .learner import learner_class
 from .replay_shard import ReplayShard, ShardBalancer
+from .sync import ParameterServer, SoftWindow
 from .models import space_problems
 from .metrics import MetricsLog, RowBuilder, write_report
 from .runner import EnvRunner
 from .runtime import ActorDied, make_runtime
 
 # %% auto 0
-__all__ = ['IMPLEMENTED', 'check_supported', 'new_run_dir', 'Job']
+__all__ = ['IMPLEMENTED', 'plane_problems', 'check_supported', 'new_run_dir', 'Job']
 
 # %% ../nbs/12_job.ipynb 5
-IMPLEMENTED = {"algo.name": ("ppo", "impala", "dqn"), "sync.mode": ("sync", "async"), "sync.stale_policy": ("drop",),
-               "topology.mode": ("decoupled",), "topology.num_learners": (1,)}
+IMPLEMENTED = {"algo.name": ("ppo", "impala", "dqn"), "topology.mode": ("decoupled",),
+               "sync.aggregation": ("parameter-server", "allreduce")}
+
+def plane_problems(cfg: Config) -> list[str]:
+    "What this version cannot do with several learners or soft sync (the parameter plane, see `sync`)."
+    s, t, p = cfg.sync, cfg.topology, []
+    if not (t.num_learners > 1 or s.mode == "soft"): return p
+    if cfg.algo.name == "dqn":
+        p.append(f"algo.name = 'dqn' runs with one learner through replay: set topology.num_learners=1 and sync.mode=async "
+                 f"(got {t.num_learners} learners, sync.mode {s.mode!r}).")
+    if s.aggregation == "allreduce":
+        if s.mode != "sync": p.append(f"sync.aggregation = 'allreduce' needs sync.mode = 'sync' (a barrier), got {s.mode!r}: use parameter-server.")
+        if cfg.run.runtime != "ray" and t.num_learners > 1:
+            p.append("sync.aggregation = 'allreduce' with several learners needs run.runtime = 'ray' (one process per learner).")
+        if t.num_workers % t.num_learners:
+            p.append(f"sync.aggregation = 'allreduce' needs topology.num_workers ({t.num_workers}) divisible by topology.num_learners "
+                     f"({t.num_learners}): every learner takes the same number of steps.")
+    return p
 
 def check_supported(cfg: Config) -> None:
     "Raise `ConfigError` naming every setting this version cannot run yet."
@@ -49,7 +69,8 @@ def check_supported(cfg: Config) -> None:
         if v not in allowed:
             problems.append(f"{key} = {v!r} is not available yet in ddrl_lab {ddrl_lab.__version__}: "
                             f"this version runs {key} = {' or '.join(map(repr, allowed))}.")
-    if cfg.algo.name == "dqn" and cfg.sync.mode != "async":
+    problems += plane_problems(cfg)
+    if cfg.algo.name == "dqn" and cfg.sync.mode != "async" and not problems:
         problems.append(f"algo.name = 'dqn' runs decoupled through replay (workers write, the learner samples): "
                         f"set sync.mode=async (got {cfg.sync.mode!r}).")
     env = env_problems(cfg.env)
@@ -89,22 +110,29 @@ class Job:
         c = self.config
         self.learner_cls = learner_class(c)
         self.replay = c.replay.kind != "none"
+        self.plane = c.topology.num_learners > 1 or c.sync.mode == "soft"    # several learners, one set of weights
+        self.learners: list = []            # the gradient / local-step learners of the plane (self.learner: their server)
         max_bytes = None if c.channel.max_mb is None else int(c.channel.max_mb * 2**20)
         self.channel = Channel(c.channel.capacity, c.channel.high_watermark, c.channel.low_watermark, max_bytes) \
-            if c.sync.mode == "async" and not self.replay else None
+            if c.sync.mode == "async" and not self.replay and not self.plane else None
         self.knobs = {k: getattr(c.algo, k) for k in self.learner_cls.KNOBS}
         if not self.replay: self.knobs["max_staleness"] = c.sync.max_staleness
         if self.channel is not None: self.knobs.update(high_watermark=c.channel.high_watermark, low_watermark=c.channel.low_watermark)
         if self.replay: self.knobs["replay_capacity"] = c.replay.capacity
+        if c.sync.mode == "soft": self.knobs.update(local_steps=c.sync.local_steps, window_ms=c.sync.window_ms)
+        self._plane_stats: dict = {}        # sync_rtt_ms, barrier_wait_ms, grad lags ... for the next row
         self.books = Counter()              # produced, trained, rejected, dropped_stale, dropped_stop
         self.rejections: list[dict] = []    # provenance of the first rejected segments
         self.rejected_by_worker, self.produced_by_worker = Counter(), Counter()
         self.replay_added = Counter()       # shard -> transitions (env steps) sent to it
+        self.steps_by_worker = Counter()    # worker -> env steps produced
+        self.grad_lags = {d: Counter() for d in ("applied", "downweighted", "dropped")}   # async server: lag -> gradients
         self._shard_incarnations: dict = {}  # shard -> incarnation id last seen
         self._incarnations: dict = {}                       # worker -> incarnation id last seen
         self._learner_incarnation = None
         self.codec = get_codec(c.channel.codec)
         self._knob_queue: queue.Queue = queue.Queue()
+        self.live_config, self._knob_lock = self.config, threading.Lock()   # the config with the live knobs applied
         self._stop, self._thread, self._closed = threading.Event(), None, threading.Lock()
         self._finished = False
         self.meta: dict = {}
@@ -136,8 +164,20 @@ class Job:
         c = self.config
         self.runtime = make_runtime(c.run.runtime, c.run.ray_address, num_cpus=c.topology.num_workers + 1)
         obs_space, act_space = env_spaces(c.env)
-        self.learner = self.runtime.spawn(self.learner_cls, c, obs_space, act_space, restartable=True,
-                                          checkpoint_dir=str(self.run_dir / "checkpoints"))
+        ckpt = str(self.run_dir / "checkpoints")
+        if self.plane and c.sync.aggregation == "allreduce":     # L learners in one all-reduce group; learner 0 serves the weights
+            self.learners = [self.runtime.spawn(self.learner_cls, c, obs_space, act_space, checkpoint_dir=ckpt if l == 0 else None)
+                             for l in range(c.topology.num_learners)]
+            self.learner = self.learners[0]
+            if len(self.learners) > 1:
+                addr = self.runtime.get(self.runtime.call(self.learner, "address"))
+                self.runtime.get([self.runtime.call(lr, "join_group", addr, l, len(self.learners)) for l, lr in enumerate(self.learners)])
+        elif self.plane:                                         # a parameter server and L gradient / local-step learners
+            self.learner = self.runtime.spawn(ParameterServer, c, obs_space, act_space, restartable=True, checkpoint_dir=ckpt)
+            self.learners = [self.runtime.spawn(self.learner_cls, c, obs_space, act_space, restartable=True)
+                             for _ in range(c.topology.num_learners)]
+        else:
+            self.learner = self.runtime.spawn(self.learner_cls, c, obs_space, act_space, restartable=True, checkpoint_dir=ckpt)
         if self.replay:
             r, S = c.replay, c.replay.shards
             self.shards = [self.runtime.spawn(ReplayShard, shard_id=s, capacity=_share(r.capacity, S, s), kind=r.kind,
@@ -158,7 +198,8 @@ class Job:
     def _loop(self) -> None:
         c = self.config
         self._rows, self._last_row, self._rowed_at = RowBuilder(c.run.return_window), None, (0, 0)
-        (self._loop_replay if self.replay else self._loop_async if c.sync.mode == "async" else self._loop_sync)()
+        if self.plane: (self._plane_sync if c.sync.mode == "sync" else self._plane_pipelined)()
+        else: (self._loop_replay if self.replay else self._loop_async if c.sync.mode == "async" else self._loop_sync)()
         if self._rowed_at != (self._rows.updates, self.books["produced"]): self._row()   # the final state
 
     def _running(self) -> bool:
@@ -303,15 +344,147 @@ class Job:
         snapshots): the difference was lost when a shard died after its last snapshot. Exact once the
         shard has taken every `add` sent to it (one caller's calls to an actor run in order)."""
         ms = self.runtime.get([self.runtime.call(sh, "metrics") for sh in self.shards], timeout=30.0)
-        self._note_shard_restarts(ms)
+        if self._note_shard_restarts(ms): ms = self.runtime.get([self.runtime.call(sh, "metrics") for sh in self.shards], timeout=30.0)
         self.books["replay_lost_transitions"] = sum(max(0, self.replay_added[s] - m["added"]) for s, m in enumerate(ms))
-        self.meta["replay_shards"] = [{k: m[k] for k in ("replay_size", "added", "restored_from", "restored_items", "added_at_snapshot")}
+        self.meta["replay_shards"] = [{k: m[k] for k in ("replay_size", "replay_capacity", "added", "restored_from", "restored_items", "added_at_snapshot")}
                                       for m in ms]
 
-    def _note_shard_restarts(self, ms: list) -> None:
+    def _note_shard_restarts(self, ms: list) -> bool:
+        "Count shards that came back since the last look, and give them the live capacity again (a snapshot holds its own)."
+        restarted = False
         for s, m in enumerate(ms):
             if self._shard_incarnations.setdefault(s, m["incarnation"]) != m["incarnation"]:
-                self._shard_incarnations[s] = m["incarnation"]; self.books["replay_shard_restarts"] += 1
+                self._shard_incarnations[s] = m["incarnation"]; self.books["replay_shard_restarts"] += 1; restarted = True
+                cap = _share(self.knobs["replay_capacity"], len(self.shards), s)
+                if m["replay_capacity"] != cap: self.runtime.get(self.runtime.call(self.shards[s], "set_knobs", capacity=cap))
+        return restarted
+
+    # -- the parameter plane: several learners, one set of weights (see `sync`) ----------------------
+    def _plane_sync(self) -> None:
+        """Barrier over learners: one segment from every worker, split into equal shares; each learner computes on
+        its share; the parameter server applies the average (or, with all-reduce, every learner steps on the
+        averaged gradients itself). A dead worker's segment is lost and the round goes on without it."""
+        rt, L = self.runtime, len(self.learners)
+        allreduce = self.config.sync.aggregation == "allreduce"
+        while self._running():
+            self._apply_knobs()
+            weights = rt.call(self.learner, "get_weights")
+            calls = [rt.call(r, "produce", weights, num_returns=2) for r in self.runners]
+            segments = []
+            for i, (meta, seg) in enumerate(calls):
+                try: self._produced(rt.get(meta)); segments.append(seg)
+                except ActorDied: self._lost(i)
+            t0 = time.monotonic()
+            refs = [rt.call(lr, "update", *segments[l::L]) if allreduce else rt.call(lr, "gradients", weights, *segments[l::L])
+                    for l, lr in enumerate(self.learners)]
+            done_at, waiting = [], list(refs)
+            while waiting:                                     # the barrier: when did each learner finish?
+                for r in rt.ready(waiting, timeout=0.05): waiting.remove(r); done_at.append(time.monotonic())
+            try:
+                infos = rt.get(refs)
+                server = infos[0] if allreduce else rt.get(rt.call(self.learner, "apply_round", *refs))
+            except ActorDied:
+                self.books["lost_with_learner"] += len(segments); time.sleep(0.2); continue
+            self._note_plane(rtt_s=[d - t0 for d in done_at], barrier_wait_s=max(done_at) - min(done_at))
+            if self._trained(self._merge(infos, server)): break
+
+    def _plane_pipelined(self) -> None:
+        """async / soft: workers keep a short queue of segments filled; an idle learner takes its share (`local_steps`
+        shares in soft mode) with the newest weights. async: each gradient goes to the server as it comes back and is
+        applied, down-weighted or dropped by its staleness. soft: each delta joins the open round; the server adds the
+        round's mean delta once `window_ms` have passed since its first push, and a push that misses it joins the next."""
+        rt, c = self.runtime, self.config
+        L, W, soft = len(self.learners), len(self.runners), c.sync.mode == "soft"
+        per = max(1, W // L)                                   # segments in one gradient (one local step)
+        window = SoftWindow(self.knobs["window_ms"]) if soft else None
+        weights = rt.call(self.learner, "get_weights")
+        ready, pending, idle_workers = deque(), {}, set(range(W))
+        busy, idle_learners = {}, list(range(L))
+        while self._running():
+            self._apply_knobs()
+            k = int(self.knobs["local_steps"]) if soft else 1
+            if len(ready) < per * k * L:                       # backpressure: a short queue, never a long one
+                for i in sorted(idle_workers):
+                    meta, seg = rt.call(self.runners[i], "produce", weights, num_returns=2); pending[meta] = (i, seg)
+                idle_workers.clear()
+            for ref in rt.ready(list(pending), timeout=0.002):
+                i, seg = pending.pop(ref); idle_workers.add(i)
+                try: meta = rt.get(ref)
+                except ActorDied: self._lost(i); continue
+                self._produced(meta)
+                if "rejected" not in meta: ready.append(seg)
+            while idle_learners and len(ready) >= per * k:
+                l = idle_learners.pop(0)
+                segs = [ready.popleft() for _ in range(per * k)]
+                ref = rt.call(self.learners[l], "local_round", weights, *segs, steps=k) if soft \
+                    else rt.call(self.learners[l], "gradients", weights, *segs)
+                busy[ref] = (l, len(segs), time.monotonic())
+            done = False
+            for ref in rt.ready(list(busy), timeout=0.002):
+                l, n, t0 = busy.pop(ref); idle_learners.append(l)
+                try: info = rt.get(ref)
+                except ActorDied: self.books["lost_with_learner"] += n; continue
+                self._note_plane(rtt_s=[time.monotonic() - t0])
+                if soft: window.arrive((ref, info)); continue
+                try: push = rt.get(rt.call(self.learner, "push", ref))
+                except ActorDied: self.books["lost_with_learner"] += info["trained"]; continue
+                if push["decision"] != "empty":                 # every gradient pushed: applied, down-weighted or dropped
+                    self.books["gradients_pushed"] += 1; self.books[f"gradients_{push['decision']}"] += 1
+                    self.grad_lags[push["decision"]][push["lag"]] += 1
+                if push["decision"] == "dropped": info["dropped_stale"] += info["trained"]; info["trained"] = 0
+                if push["decision"] == "downweighted": self.books["downweighted_stale"] += 1
+                self._note_plane(grad_lags=[push["lag"]])
+                weights = rt.call(self.learner, "get_weights")
+                if self._trained(self._merge([info], push)): done = True; break
+            if done: break
+            if soft:
+                window.window_s = self.knobs["window_ms"] / 1000.0
+                if window.due():
+                    items = window.close()
+                    try: server = rt.get(rt.call(self.learner, "apply_deltas", *[r for r, _ in items]))
+                    except ActorDied: self.books["lost_with_learner"] += sum(i["trained"] for _, i in items); continue
+                    self.books["late_pushes"] += server["late"]
+                    self._note_plane(grad_lags=[server["policy_version"] - 1 - i["base_version"] for _, i in items])
+                    weights = rt.call(self.learner, "get_weights")
+                    if self._trained(self._merge([i for _, i in items], server)): break
+        # wind down: nothing more is applied; what was in flight or queued is counted as dropped at the stop
+        unapplied = sum(i["trained"] for _, i in window.close()) if soft else 0
+        for ref in rt.ready(list(busy), timeout=10.0):
+            l, n, _ = busy.pop(ref)
+            try: info = rt.get(ref); unapplied += info["trained"]; self.books["rejected"] += info["rejected"]
+            except ActorDied: self.books["lost_with_learner"] += n
+        self.books["lost_with_learner"] += sum(n for _, n, _ in busy.values())
+        for ref in rt.ready(list(pending), timeout=10.0):
+            i, seg = pending.pop(ref)
+            try: meta = rt.get(ref)
+            except ActorDied: self._lost(i); continue
+            self._produced(meta)
+            if "rejected" not in meta: unapplied += 1
+        self.books["dropped_stop"] += unapplied + len(ready)
+
+    def _merge(self, infos: list[dict], server: dict) -> dict:
+        "Several learners' results as one update result, with the server's version and identity."
+        out = {k: sum(i[k] for i in infos) for k in ("segments", "rejected", "dropped_stale", "trained", "env_steps")}
+        for k in ("episode_returns", "version_lags", "dropped_lags", "rejections"): out[k] = [x for i in infos for x in i.get(k, [])]
+        stats = {k for i in infos for k, v in i.items() if isinstance(v, float)}
+        out.update({k: float(np.mean([i[k] for i in infos if k in i])) for k in stats})
+        out.update(policy_version=server["policy_version"], incarnation=server["incarnation"], restored_from=server["restored_from"])
+        return out
+
+    def _note_plane(self, rtt_s=(), barrier_wait_s=None, grad_lags=()) -> None:
+        p = self._plane_stats
+        p.setdefault("rtt", []).extend(rtt_s); p.setdefault("lags", []).extend(grad_lags)
+        if barrier_wait_s is not None: p.setdefault("barrier", []).append(barrier_wait_s)
+
+    def _plane_row(self) -> dict:
+        "Parameter-plane figures since the last row: learner round trips, barrier waits, gradient lags, stale counts."
+        if not self.plane: return {}
+        p, self._plane_stats = self._plane_stats, {}
+        mean = lambda xs, f=1.0: float(np.mean(xs)) * f if xs else math.nan
+        b = self.books
+        return dict(sync_rtt_ms=mean(p.get("rtt"), 1e3), barrier_wait_ms=mean(p.get("barrier"), 1e3),
+                    grad_lag_mean=mean(p.get("lags")), grad_lag_max=int(max(p.get("lags") or [0])),
+                    downweighted_stale=b["downweighted_stale"], late_pushes=b["late_pushes"], num_learners=len(self.learners))
 
     # -- accounting -------------------------------------------------------------------------
     def _produced(self, meta: dict) -> None:
@@ -319,7 +492,7 @@ class Job:
         if self._incarnations.setdefault(w, meta["incarnation"]) != meta["incarnation"]:
             self._incarnations[w] = meta["incarnation"]            # the worker came back after a restart
             self.books["worker_restarts"] += 1; self._rows.restarts += 1
-        self.books["produced"] += 1; self.produced_by_worker[w] += 1
+        self.books["produced"] += 1; self.produced_by_worker[w] += 1; self.steps_by_worker[w] += meta["env_steps"]
         self._rows.produced(meta)
         if "rejected" in meta:
             self.books["rejected"] += 1; self.rejected_by_worker[meta["worker_id"]] += 1
@@ -356,12 +529,14 @@ class Job:
         extra = self.channel.metrics() if self.channel is not None else {}
         extra = {k: v for k, v in extra.items() if not k.startswith("knob_")}
         if self.shards: extra.update(self._replay_metrics())
+        extra.update(self._plane_row())
         b = self.books
         self.log.append(self._rows.row(**getattr(self, "_stats", {}), **extra, produced_segments=b["produced"],
                                        trained_segments=b["trained"], dropped_stale=b["dropped_stale"],
                                        dropped_segments=b["dropped_stale"] + b["dropped_stop"], lost_segments=b["lost_in_flight"] + b["lost_with_learner"],
                                        learner_restarts=b["learner_restarts"], checkpoint_failures=b["checkpoint_failures"],
                                        metrics_write_failures=self.log.write_failures,
+                                       **{f"worker_{w}_env_steps": n for w, n in sorted(self.steps_by_worker.items())},
                                        **{f"knob_{k}": v for k, v in self.knobs.items()}))
         self._last_row, self._rowed_at = time.monotonic(), (self._rows.updates, b["produced"])
 
@@ -392,6 +567,7 @@ class Job:
                              produced_by_worker={str(k): v for k, v in sorted(self.produced_by_worker.items())},
                              rejected_by_worker={str(k): v for k, v in sorted(self.rejected_by_worker.items())})
             self.meta.update(metrics_write_failures=self.log.write_failures)
+            if self.plane: self.meta["gradient_lags"] = {d: {str(k): v for k, v in sorted(c.items())} for d, c in self.grad_lags.items()}
             if self.run_dir is not None:
                 self._disk_full_until = 0.0          # records at the end are written whatever a drill said
                 self.log.flush()                     # rows kept back by a failing disk
@@ -456,15 +632,35 @@ class Job:
             self.meta["last_checkpoint_error"] = str(e)
             return None
 
+    KNOB_KEYS = {"lr": "algo.lr", "ent_coef": "algo.ent_coef", "clip_coef": "algo.clip_coef", "epochs": "algo.epochs",
+                 "target_update_every": "algo.target_update_every", "max_staleness": "sync.max_staleness",
+                 "local_steps": "sync.local_steps", "window_ms": "sync.window_ms",
+                 "high_watermark": "channel.high_watermark", "low_watermark": "channel.low_watermark",
+                 "replay_capacity": "replay.capacity"}
+
+    def knob_specs(self) -> dict:
+        "Each live knob: its config key, type, allowed range (from the config's validation) and current value."
+        out = {}
+        for name, value in self.knobs.items():
+            section, _, key = self.KNOB_KEYS[name].partition(".")
+            f = {f.name: f for f in dataclasses.fields(type(getattr(self.config, section)))}[key]
+            m = f.metadata
+            out[name] = dict(key=self.KNOB_KEYS[name], type="int" if isinstance(f.default, int) and not isinstance(f.default, bool) else "float",
+                             lo=m.get("lo"), hi=m.get("hi"), lo_open=m.get("lo_open", False), value=value)
+        return out
+
     def update(self, **knobs) -> None:
-        "Change live knobs of the running job; a bad name or value raises here and changes nothing."
+        """Change live knobs of the running job. Values are checked exactly as the config checks them (types,
+        ranges, consistency such as low < high watermark); a bad name or value raises here and changes nothing."""
         live = list(self.knobs)
         unknown = set(knobs) - set(live)
         if unknown: raise ValueError(f"unknown knob(s) {sorted(unknown)}: the live knobs of this job are {', '.join(live)}")
-        if "max_staleness" in knobs and not (isinstance(knobs["max_staleness"], int) and knobs["max_staleness"] >= 0):
-            raise ValueError(f"max_staleness = {knobs['max_staleness']!r}: expected an integer of at least 0")
         if "replay_capacity" in knobs and not (isinstance(knobs["replay_capacity"], int) and knobs["replay_capacity"] >= len(self.shards)):
             raise ValueError(f"replay_capacity = {knobs['replay_capacity']!r}: expected an integer of at least replay.shards = {len(self.shards)}")
+        with self._knob_lock:
+            cfg = load_config(self.live_config, {self.KNOB_KEYS[k]: v for k, v in knobs.items()})   # raises ConfigError
+            knobs = {k: getattr(getattr(cfg, self.KNOB_KEYS[k].partition(".")[0]), self.KNOB_KEYS[k].partition(".")[2]) for k in knobs}
+            self.live_config = cfg
         marks = {k: knobs[k] for k in Channel.KNOBS if k in knobs}
         if marks: self.channel.set_knobs(**marks)       # validated and applied at once (thread-safe)
         self.knobs.update(marks)
@@ -474,11 +670,16 @@ class Job:
         changed = {}
         while not self._knob_queue.empty(): changed.update(self._knob_queue.get_nowait())
         learner = {k: v for k, v in changed.items() if k in self.learner_cls.KNOBS}
-        if learner: self.runtime.get(self.runtime.call(self.learner, "set_knobs", **learner))
+        if self.plane and "max_staleness" in changed and not self.learners[0] is self.learner:
+            self.runtime.get(self.runtime.call(self.learner, "set_knobs", max_staleness=changed["max_staleness"]))
+        if learner:            # the server (or the single learner) and every learner of the plane
+            targets = [self.learner] + [lr for lr in self.learners if lr is not self.learner]
+            self.runtime.get([self.runtime.call(t, "set_knobs", **learner) for t in targets])
         if "replay_capacity" in changed:          # each shard holds its share; shrinking evicts the oldest first
             S = len(self.shards)
-            self.runtime.get([self.runtime.call(sh, "set_knobs", capacity=_share(changed["replay_capacity"], S, s))
-                              for s, sh in enumerate(self.shards)])
+            for s, sh in enumerate(self.shards):   # a shard restarting now gets it when its restart is noticed
+                try: self.runtime.get(self.runtime.call(sh, "set_knobs", capacity=_share(changed["replay_capacity"], S, s)))
+                except ActorDied: pass
         self.knobs.update(changed)
 
     FAULTS = ("poison", "kill_worker", "slow_worker", "kill_learner", "kill_replay_shard", "delay", "disk_full")

@@ -20,7 +20,7 @@ import torch
 from .codecs import Encoded, get_codec
 from .config import Config
 from .losses import gae, ppo_loss
-from .models import build_model, build_q_model, get_weights
+from .models import build_model, build_q_model, get_weights, set_weights
 from .replay_shard import merge_samples
 from .segments import Segment, concat_segments, validate_segment
 from .targets import double_q_values, dqn_loss, vtrace_loss
@@ -61,6 +61,7 @@ class Learner:
         self.rng = np.random.default_rng(cfg.run.seed)
         self.knobs = {k: getattr(self.a, k) for k in self.KNOBS}
         self.version = 0                 # global policy version: +1 per update
+        self.group_size = 1              # learners in this one's all-reduce group (see `join_group`)
         self.opt_steps = 0               # optimizer steps taken (drives the warmup)
         self.delay_s = 0.0               # fault drill: added latency per update
         self.env_steps = 0               # env steps consumed (accepted)
@@ -80,6 +81,11 @@ class Learner:
     def get_weights(self, env_steps: Optional[int] = None) -> dict:
         "The current weights with their global version."
         return {"version": self.version, "params": get_weights(self.model)}
+
+    def set_weights(self, weights: dict, force: bool = False) -> None:
+        "Load versioned weights (from a parameter server) if they differ from the current version (or always, with `force`)."
+        if force or weights["version"] != self.version:
+            set_weights(self.model, weights["params"]); self.version = weights["version"]
 
     def set_knobs(self, **knobs) -> dict:
         "Change live hyperparameters (and the `delay_s` fault drill: added latency per update); unknown names are errors."
@@ -101,7 +107,13 @@ class Learner:
         return lr
 
     def _step(self) -> float:
-        "Clip the global grad norm, take one optimizer step, clear the gradients; the norm before clipping."
+        """Clip the global grad norm, take one optimizer step, clear the gradients; the norm before clipping.
+        In an all-reduce group the gradients are first averaged over its members, so all of them take the same step."""
+        if self.group_size > 1:
+            import torch.distributed as dist
+            for p in self.model.parameters():
+                if p.grad is None: p.grad = torch.zeros_like(p)
+                dist.all_reduce(p.grad); p.grad /= self.group_size
         for g in self.opt.param_groups: g["lr"] = self.current_lr()
         norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.a.max_grad_norm)
         self.opt.step(); self.opt.zero_grad(set_to_none=True); self.opt_steps += 1
@@ -134,16 +146,45 @@ class Learner:
         self.opt.zero_grad(set_to_none=True)
         return dict(version=self.version, grads=grads, stats=stats)
 
-    def apply_gradients(self, *grads: list, weights: Optional[list] = None) -> dict:
-        "Average gradient lists (weighted, if given), then one clipped optimizer step and a new version."
+    def apply_gradients(self, *grads: list, weights: Optional[list] = None, scale: float = 1.0) -> dict:
+        "Average gradient lists (weighted, if given), times `scale`, then one clipped optimizer step and a new version."
         w = np.ones(len(grads)) if weights is None else np.asarray(weights, np.float64)
         if len(grads) == 0 or w.sum() <= 0: return dict(policy_version=self.version, applied=0)
         for i, p in enumerate(self.model.parameters()):
-            g = sum(wj * np.asarray(gj[i], np.float32) for wj, gj in zip(w, grads)) / w.sum()
+            g = scale * sum(wj * np.asarray(gj[i], np.float32) for wj, gj in zip(w, grads)) / w.sum()
             p.grad = torch.as_tensor(g, dtype=p.dtype, device=self.device)
         norm = self._step()
         self.version += 1
         return dict(policy_version=self.version, applied=len(grads), grad_norm=norm)
+
+    def apply_deltas(self, *deltas: list) -> dict:
+        "Soft sync: add the mean of parameter deltas (one list per learner) to the weights; a new version."
+        if not deltas: return dict(policy_version=self.version, applied=0)
+        with torch.no_grad():
+            for i, p in enumerate(self.model.parameters()):
+                p += torch.as_tensor(sum(np.asarray(d[i], np.float32) for d in deltas) / len(deltas), device=self.device)
+        self.version += 1
+        return dict(policy_version=self.version, applied=len(deltas))
+
+    def params(self) -> list[np.ndarray]:
+        "The parameters as NumPy arrays, in `model.parameters()` order (what gradients and deltas line up with)."
+        return [p.detach().cpu().numpy().copy() for p in self.model.parameters()]
+
+    # -- all-reduce groups ------------------------------------------------------------------------
+    def address(self) -> str:
+        "`tcp://host:port` with a free port on this learner's host: where an all-reduce group can meet."
+        import socket
+        host = socket.gethostbyname(socket.gethostname())
+        with socket.socket() as s: s.bind(("", 0)); port = s.getsockname()[1]
+        return f"tcp://{host}:{port}"
+
+    def join_group(self, init_method: str, rank: int, world_size: int) -> int:
+        "Join a torch.distributed group (gloo on CPU, NCCL on CUDA) whose members all-reduce gradients at every step."
+        import torch.distributed as dist
+        backend = "nccl" if self.device.type == "cuda" else "gloo"
+        dist.init_process_group(backend, init_method=init_method, rank=rank, world_size=world_size)
+        self.group_size = world_size
+        return rank
 
     # -- segment learners: validation and staleness ---------------------------------------------------
     def _accept(self, segments) -> list[Segment]:
@@ -161,6 +202,51 @@ class Learner:
         versions monotonic after this learner was restarted from an older checkpoint."""
         if version_floor is not None: self.version = max(self.version, version_floor)
         if self.delay_s: time.sleep(self.delay_s)
+        info, good = self._intake(segments, max_staleness)
+        if good:
+            batch = concat_segments(good)
+            self.env_steps += batch.num_steps
+            info.update(self._train(batch))
+            self.version += 1
+            info["lr"] = self.current_lr()
+        info["policy_version"], info["incarnation"], info["restored_from"] = self.version, self.incarnation, self.restored_from
+        return info
+
+    def gradients(self, weights: Optional[dict], *segments, max_staleness: Optional[int] = None) -> dict:
+        """Parameter-server mode: load `weights`, then the gradient of this algorithm's loss on the accepted
+        `segments` (`grads`, one array per parameter, or None if nothing was accepted), with the version it was
+        taken at and the same accounting as `update`. No step is taken here: the server applies it."""
+        if weights is not None: self.set_weights(weights)
+        if self.delay_s: time.sleep(self.delay_s)
+        info, good = self._intake(segments, max_staleness)
+        info["grads"] = None
+        if good:
+            g = self.compute_gradients(*good)
+            self.env_steps += sum(s.num_steps for s in good)
+            info.update(g["stats"], grads=g["grads"])
+        info["grad_version"] = info["policy_version"] = self.version
+        info["incarnation"], info["restored_from"] = self.incarnation, self.restored_from
+        return info
+
+    def local_round(self, weights: Optional[dict], *segments, steps: int = 1) -> dict:
+        """Soft sync: load `weights`, take `steps` local updates, each on the next equal group of `segments`, and
+        return the parameter `delta` since the start, with the base version it started from. (Segments come
+        flat: a runtime resolves references among the arguments, not inside lists.)"""
+        if weights is not None: self.set_weights(weights, force=True)     # drop what earlier local steps changed
+        base, start, infos = self.version, self.params(), []
+        per = max(1, len(segments) // steps)
+        for j in range(steps):
+            infos.append(self.update(*segments[j * per:(j + 1) * per]))
+        delta = [after - before for after, before in zip(self.params(), start)]
+        self.version = base                    # local steps do not make global versions: the server does
+        out = {k: sum(i[k] for i in infos) for k in ("segments", "rejected", "dropped_stale", "trained", "env_steps")}
+        out.update(episode_returns=[r for i in infos for r in i["episode_returns"]], version_lags=[l for i in infos for l in i["version_lags"]],
+                   dropped_lags=[], rejections=[r for i in infos for r in i["rejections"]], delta=delta, base_version=base,
+                   local_steps=steps, policy_version=base, incarnation=self.incarnation, restored_from=self.restored_from)
+        return out
+
+    def _intake(self, segments, max_staleness: Optional[int]) -> tuple[dict, list]:
+        "Decode, validate and staleness-check segments: the accounting part of an update, and the good segments."
         segments = [self.codec.decode(s) if isinstance(s, Encoded) else s for s in segments if s is not None]
         valid = self._accept(segments)
         fresh = lambda s: max_staleness is None or self.version - s.policy_version <= max_staleness
@@ -171,14 +257,7 @@ class Learner:
                     dropped_lags=[self.version - s.policy_version for s in stale],
                     episode_returns=[float(r) for s in good for r in s.episode_returns],
                     rejections=list(self.rejections)[-(len(segments) - len(valid)):] if len(segments) > len(valid) else [])
-        if good:
-            batch = concat_segments(good)
-            self.env_steps += batch.num_steps
-            info.update(self._train(batch))
-            self.version += 1
-            info["lr"] = self.current_lr()
-        info["policy_version"], info["incarnation"], info["restored_from"] = self.version, self.incarnation, self.restored_from
-        return info
+        return info, good
 
     def _train(self, b: Segment) -> dict:
         "One update on a batch of segments; returns mean statistics."

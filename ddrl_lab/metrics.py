@@ -17,13 +17,15 @@ import numpy as np
 import pandas as pd
 
 # %% auto 0
-__all__ = ['ROW_KEYS', 'RowBuilder', 'MetricsLog', 'read_metrics', 'report_figure', 'summarize', 'write_report']
+__all__ = ['ROW_KEYS', 'LAG_BINS', 'RowBuilder', 'MetricsLog', 'read_metrics', 'report_figure', 'summarize', 'write_report']
 
 # %% ../nbs/10_metrics.ipynb 4
 ROW_KEYS = ("time_s", "env_steps", "env_steps_per_s", "learner_updates", "policy_version", "episode_return_mean",
             "version_lag_mean", "version_lag_max", "rejected_segments", "worker_restarts")
 
 # %% ../nbs/10_metrics.ipynb 6
+LAG_BINS = 8   # version lags 0..7 counted one by one in each row (`lag_hist_<k>`), the rest in `lag_hist_8plus`
+
 class RowBuilder:
     "Accumulates update results between rows and builds the next metrics row."
     def __init__(self, return_window: int = 20, clock=time.monotonic):
@@ -57,6 +59,8 @@ class RowBuilder:
                    version_lag_mean=float(np.mean(self._lags)) if self._lags else math.nan,
                    version_lag_max=int(max(self._lags)) if self._lags else 0,
                    rejected_segments=self.rejected, worker_restarts=self.restarts, episodes=self.episodes)
+        hist = np.bincount(np.minimum(np.asarray(self._lags, np.int64), LAG_BINS), minlength=LAG_BINS + 1)
+        row.update({f"lag_hist_{k}": int(hist[k]) for k in range(LAG_BINS)}, **{f"lag_hist_{LAG_BINS}plus": int(hist[LAG_BINS])})
         row.update(extra)
         self._lags, self._last_t, self._last_steps = [], now, self.env_steps
         return row
