@@ -6,4 +6,12 @@ __version__ = "0.1.0"
 from ddrl_lab.config import Config, ConfigError, load_config, list_presets
 from ddrl_lab.job import Job
 
-__all__ = ["Config", "ConfigError", "Job", "load_config", "list_presets"]
+__all__ = ["Config", "ConfigError", "Dashboard", "Job", "load_config", "list_presets"]
+
+
+def __getattr__(name: str):
+    "`Dashboard` is imported on first use, so `import ddrl_lab` does not load ipywidgets and plotly."
+    if name == "Dashboard":
+        from ddrl_lab.dashboard import Dashboard
+        return Dashboard
+    raise AttributeError(f"module 'ddrl_lab' has no attribute {name!r}")

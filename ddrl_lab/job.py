@@ -41,7 +41,7 @@ from .runtime import ActorDied, make_runtime
 __all__ = ['IMPLEMENTED', 'plane_problems', 'check_supported', 'new_run_dir', 'Job']
 
 # %% ../nbs/12_job.ipynb 5
-IMPLEMENTED = {"algo.name": ("ppo", "impala", "dqn"), "topology.mode": ("decoupled",),
+IMPLEMENTED = {"algo.name": ("ppo", "impala", "dqn"), "topology.mode": ("co-located", "decoupled"),
                "sync.aggregation": ("parameter-server", "allreduce")}
 
 def plane_problems(cfg: Config) -> list[str]:
@@ -70,6 +70,9 @@ def check_supported(cfg: Config) -> None:
             problems.append(f"{key} = {v!r} is not available yet in ddrl_lab {ddrl_lab.__version__}: "
                             f"this version runs {key} = {' or '.join(map(repr, allowed))}.")
     problems += plane_problems(cfg)
+    if cfg.topology.mode == "co-located" and (cfg.sync.mode != "sync" or cfg.replay.kind != "none"):
+        problems.append(f"topology.mode = 'co-located' samples then trains in one process (zero policy lag): it runs "
+                        f"sync.mode = 'sync' without replay (got sync.mode {cfg.sync.mode!r}, replay.kind {cfg.replay.kind!r}).")
     if cfg.algo.name == "dqn" and cfg.sync.mode != "async" and not problems:
         problems.append(f"algo.name = 'dqn' runs decoupled through replay (workers write, the learner samples): "
                         f"set sync.mode=async (got {cfg.sync.mode!r}).")
@@ -162,19 +165,21 @@ class Job:
     def _spawn(self) -> None:
         "Wiring: one learner, `topology.num_workers` EnvRunners and, for replay, `replay.shards` ReplayShards on the runtime."
         c = self.config
-        self.runtime = make_runtime(c.run.runtime, c.run.ray_address, num_cpus=c.topology.num_workers + 1)
+        colocated = c.topology.mode == "co-located"      # acting and learning time-sliced in this one process
+        self.runtime = make_runtime("serial" if colocated else c.run.runtime, c.run.ray_address, num_cpus=math.ceil(self.cpus_needed()))
         obs_space, act_space = env_spaces(c.env)
         ckpt = str(self.run_dir / "checkpoints")
         if self.plane and c.sync.aggregation == "allreduce":     # L learners in one all-reduce group; learner 0 serves the weights
             self.learners = [self.runtime.spawn(self.learner_cls, c, obs_space, act_space, checkpoint_dir=ckpt if l == 0 else None)
-                             for l in range(c.topology.num_learners)]
+                             for l in range(c.topology.num_learners)]   # one CPU each: they compute in lockstep
             self.learner = self.learners[0]
             if len(self.learners) > 1:
                 addr = self.runtime.get(self.runtime.call(self.learner, "address"))
                 self.runtime.get([self.runtime.call(lr, "join_group", addr, l, len(self.learners)) for l, lr in enumerate(self.learners)])
         elif self.plane:                                         # a parameter server and L gradient / local-step learners
-            self.learner = self.runtime.spawn(ParameterServer, c, obs_space, act_space, restartable=True, checkpoint_dir=ckpt)
-            self.learners = [self.runtime.spawn(self.learner_cls, c, obs_space, act_space, restartable=True)
+            self.learner = self.runtime.spawn(ParameterServer, c, obs_space, act_space, restartable=True, checkpoint_dir=ckpt,
+                                              num_cpus=0.5)
+            self.learners = [self.runtime.spawn(self.learner_cls, c, obs_space, act_space, restartable=True, num_cpus=0.5)
                              for _ in range(c.topology.num_learners)]
         else:
             self.learner = self.runtime.spawn(self.learner_cls, c, obs_space, act_space, restartable=True, checkpoint_dir=ckpt)
@@ -186,6 +191,14 @@ class Job:
                                               snapshot_dir=str(self.run_dir / "replay" / f"shard-{s}"), codec=c.channel.codec,
                                               num_cpus=0.5, restartable=True) for s in range(S)]
         self.runners = [self.runtime.spawn(EnvRunner, c, w, restartable=True, spread=True) for w in range(c.topology.num_workers)]
+
+    def cpus_needed(self) -> float:
+        "Logical CPUs this job's actors ask Ray for (a local cluster is started with at least this many)."
+        c = self.config
+        if self.plane and c.sync.aggregation == "allreduce": learners = c.topology.num_learners
+        elif self.plane: learners = 0.5 + 0.5 * c.topology.num_learners
+        else: learners = 1
+        return c.topology.num_workers + learners + (0.5 * c.replay.shards if self.replay else 0)
 
     def _drive(self) -> None:
         try:

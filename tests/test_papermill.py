@@ -28,3 +28,27 @@ def test_quickstart_rejects_a_bad_parameter(tmp_path):
                             parameters=dict(runtime="serial", num_workers="four", out=str(tmp_path / "runs")))
     assert "topology.num_workers = 'four' has the wrong type" in str(e.value)
     assert not (tmp_path / "runs").exists()
+
+
+SYNC_MODES = ROOT / "nbs" / "experiments" / "sync_modes.ipynb"
+
+
+def test_sync_modes_study_runs_the_three_modes(tmp_path):
+    "Small parameters: each mode runs its budget on Ray; the notebook ends with the table and both figures."
+    out_nb = tmp_path / "sync_modes.ipynb"
+    pm.execute_notebook(str(SYNC_MODES), str(out_nb), kernel_name="python3", progress_bar=False,
+                        parameters=dict(out=str(tmp_path / "runs"), total_env_steps=16_000, target_return=None))
+    runs = sorted(p.name for p in (tmp_path / "runs").iterdir())
+    assert [r.split("-")[1] for r in runs] == ["async", "soft", "sync"], runs
+    for r in (tmp_path / "runs").iterdir():
+        assert json.loads((r / "meta.json").read_text())["status"] == "finished"
+    text = out_nb.read_text()
+    assert "steps_to_target" in text and "gradient lag at the server" in text
+
+
+def test_sync_modes_rejects_a_bad_parameter_first(tmp_path):
+    with pytest.raises(pm.PapermillExecutionError) as e:
+        pm.execute_notebook(str(SYNC_MODES), str(tmp_path / "bad.ipynb"), kernel_name="python3", progress_bar=False,
+                            parameters=dict(local_steps=0, out=str(tmp_path / "runs")))
+    assert "sync.local_steps = 0" in str(e.value)
+    assert not (tmp_path / "runs").exists()

@@ -1,0 +1,266 @@
+"""The live dashboard in a real browser: JupyterLab serves the demo notebook, headless Chromium (driven by
+Playwright) runs it, a job with 2 Ray workers starts in the kernel, and a slider moved with the keyboard
+reaches the job's metrics on disk while the plots keep streaming. Also, without a browser: a value the
+job refuses changes nothing."""
+import json
+import math
+import secrets
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import psutil
+import pytest
+
+from conftest import BIN, ROOT
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+DEMO = ROOT / "nbs" / "experiments" / "live_dashboard.ipynb"
+ARTIFACTS = ROOT / "tests" / "artifacts"
+# The knob the browser moves: the soft-sync knob (K local updates before aggregating), its config key and a value it refuses.
+PRESET, KNOB, KEY, BAD = "cartpole-soft", "local_steps", "sync.local_steps", 0
+KERNEL = "ddrl-lab"                               # the venv's kernelspec (the Makefile installs it with --sys-prefix)
+
+needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} is missing: the browser test drives the "
+                                    "system Chromium (apt-get install chromium; .ci/run installs it)")
+
+
+# -- JupyterLab in a temporary root ---------------------------------------------------------------
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _demo_copy(dst: Path, **params) -> Path:
+    "The demo notebook with papermill-style injected parameters after its `parameters` cell, on the venv's kernel."
+    nb = json.loads(DEMO.read_text())
+    i = next(i for i, c in enumerate(nb["cells"]) if "parameters" in c.get("metadata", {}).get("tags", []))
+    src = "# Parameters injected by tests/test_browser.py\n" + "\n".join(f"{k} = {v!r}" for k, v in params.items())
+    nb["cells"].insert(i + 1, dict(cell_type="code", metadata={"tags": ["injected-parameters"]}, execution_count=None,
+                                   outputs=[], source=src))
+    nb["metadata"]["kernelspec"] = {"name": KERNEL, "display_name": "Python (ddrl-lab)", "language": "python"}
+    path = dst / DEMO.name
+    path.write_text(json.dumps(nb, indent=1))
+    return path
+
+
+class Lab:
+    "`jupyter lab` on 127.0.0.1 with a token, config and runtime files under `tmp`; `close()` ends it and its kernels."
+    def __init__(self, root: Path, tmp: Path, env: dict):
+        self.port, self.token = _free_port(), secrets.token_hex(16)
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = dict(env, JUPYTER_CONFIG_DIR=str(tmp / "jupyter-config"), JUPYTER_RUNTIME_DIR=str(tmp / "jupyter-runtime"),
+                   IPYTHONDIR=str(tmp / "ipython"))
+        news = tmp / "lab-settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
+        news.parent.mkdir(parents=True)
+        news.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))   # no news toast over the page
+        self.log = open(tmp / "jupyterlab.log", "w")
+        self.proc = subprocess.Popen(
+            [BIN / "jupyter", "lab", "--no-browser", "--ip", "127.0.0.1", f"--port={self.port}", "--port-retries=0",
+             f"--ServerApp.token={self.token}", "--allow-root", "--LabApp.expose_app_in_browser=True",
+             f"--ServerApp.root_dir={root}", f"--LabApp.user_settings_dir={tmp / 'lab-settings'}",
+             f"--LabApp.workspaces_dir={tmp / 'lab-workspaces'}",
+             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
+            cwd=root, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        self.server = psutil.Process(self.proc.pid)
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                self.api("status"); break
+            except OSError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"JupyterLab did not start: {(tmp / 'jupyterlab.log').read_text()[-3000:]}")
+                time.sleep(0.5)
+
+    def api(self, path: str, method: str = "GET"):
+        req = urllib.request.Request(f"{self.url}/api/{path}", method=method,
+                                     headers={"Authorization": f"token {self.token}"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            body = r.read()
+        return json.loads(body) if body else None
+
+    def processes(self) -> list:
+        "The server's descendants now: kernels and what they started (Ray's GCS, raylet, workers, actors)."
+        try: return self.server.children(recursive=True)
+        except psutil.NoSuchProcess: return []
+
+    def close(self) -> None:
+        "Shut every kernel down through the server (an orderly kernel shutdown), then stop the server."
+        try:
+            for k in self.api("kernels"): self.api(f"kernels/{k['id']}", "DELETE")
+        except OSError: pass
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)      # the server shuts down what is left, then exits
+            try: self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill(); self.proc.wait(10)
+        self.log.close()
+
+
+def _ray_process(p: psutil.Process) -> bool:
+    try:
+        name, cmd = p.name(), " ".join(p.cmdline())
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return False
+    return name.startswith("ray::") or cmd.startswith("ray::") or "raylet" in name or "gcs_server" in name
+
+
+# -- the page -------------------------------------------------------------------------------------
+KERNEL_STATE = """() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
+  return k ? [k.name, k.status, k.connectionStatus].join(' ') : null; }"""
+
+RUN_ALL_ABOVE_LAST = """async () => { const app = window.jupyterapp, nb = app.shell.currentWidget.content;
+  nb.activeCellIndex = nb.widgets.length - 1; nb.deselectAll();
+  await app.commands.execute('notebook:run-all-above'); return nb.widgets.length; }"""
+
+PLOT = """(title) => { const gd = [...document.querySelectorAll('.js-plotly-plot')].find(
+    g => g.layout && g.layout.title && (g.layout.title.text || g.layout.title) === title);
+  if (!gd || !gd.data || !gd.data[0] || !gd.data[0].x) return null;
+  const x = Array.from(gd.data[0].x).filter(v => v !== null && isFinite(v));
+  return [x.length, x.length ? Math.max(...x) : null]; }"""
+
+
+def _wait(what: str, fn, timeout: float, every: float = 0.5):
+    deadline = time.monotonic() + timeout
+    while True:
+        v = fn()
+        if v: return v
+        if time.monotonic() > deadline: raise TimeoutError(f"gave up waiting for {what} after {timeout:.0f} s (last: {v!r})")
+        time.sleep(every)
+
+
+def _rows(runs: Path) -> list:
+    "The rows of the one run directory under `runs`, read from its metrics.jsonl on disk."
+    dirs = [d for d in runs.iterdir() if (d / "metrics.jsonl").exists()] if runs.exists() else []
+    if not dirs: return []
+    (run_dir,) = dirs
+    return [json.loads(l) for l in (run_dir / "metrics.jsonl").read_text().splitlines() if l.strip()]
+
+
+def _state(page, runs: Path) -> str:
+    "What the page and the run directory say, for a failure message."
+    rows = _rows(runs)
+    metas = list(runs.glob("*/meta.json")) if runs.exists() else []
+    meta = json.loads(metas[0].read_text()) if metas else {}
+    try: outputs = page.locator(".jp-OutputArea-output").all_inner_texts()
+    except Exception as e: outputs = [f"(no outputs: {e})"]
+    return (f"{len(rows)} rows on disk (last env_steps {rows[-1]['env_steps'] if rows else None}); meta status "
+            f"{meta.get('status')!r} error {meta.get('error')!r}; kernel {page.evaluate(KERNEL_STATE)!r}; "
+            f"cell outputs: {[o[:300] for o in outputs]}")
+
+
+def _steer(page, lab: Lab, runs: Path, t0: float, timings: dict) -> dict:
+    "Open the demo, run it, move the knob's slider; what it saw."
+    page.goto(f"{lab.url}/lab/tree/{DEMO.name}?token={lab.token}")
+    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget "
+                           "&& window.jupyterapp.shell.currentWidget.sessionContext", timeout=120_000)
+    # "Run All" before the kernel is idle and connected runs nothing
+    _wait("an idle, connected kernel", lambda: page.evaluate(KERNEL_STATE) == f"{KERNEL} idle connected", 120)
+    timings["kernel_ready_s"] = time.monotonic() - t0
+    page.evaluate(RUN_ALL_ABOVE_LAST)          # every cell but the last, which stops the job
+
+    def first_points():
+        if "first_row_on_disk_s" not in timings and _rows(runs): timings["first_row_on_disk_s"] = time.monotonic() - t0
+        return (page.evaluate(PLOT, "episode return") or [0])[0] > 0
+    _wait("points in the return plot", first_points, 240)
+    timings["first_points_s"] = time.monotonic() - t0
+    before = _wait("rows on disk", lambda: _rows(runs), 30)[-1][f"knob_{KNOB}"]
+
+    # move the slider with the keyboard, as a person would
+    slider = page.locator(".widget-slider").filter(has=page.locator(".widget-label", has_text=KNOB))
+    handle, readout = slider.locator(".noUi-handle"), slider.locator(".widget-readout")
+    handle.scroll_into_view_if_needed()
+    handle.focus()
+    for _ in range(3): page.keyboard.press("ArrowRight")
+    _wait("the slider's readout to move", lambda: float(readout.inner_text()) != float(before), 20)
+    moved_to = float(readout.inner_text())
+    at_move = page.evaluate(PLOT, "episode return")
+    timings["moved_s"] = time.monotonic() - t0
+
+    # the job's metrics on disk report the new value...
+    new = _wait(f"knob_{KNOB} = {moved_to} in metrics.jsonl", lambda: [
+        r for r in _rows(runs) if math.isclose(r.get(f"knob_{KNOB}", math.nan), moved_to, rel_tol=1e-6)], 60)
+    timings["in_metrics_s"] = time.monotonic() - t0
+    # ...and the plot keeps updating afterwards: more points (3 more refreshes at least), further right
+    later = _wait("more points in the return plot", lambda: (lambda p: p if p[0] >= at_move[0] + 3 and p[1] > at_move[1] else None)(
+        page.evaluate(PLOT, "episode return")), 60)
+    timings["more_points_s"] = time.monotonic() - t0
+    dashboard = page.locator(".jp-OutputArea-output").filter(has=page.locator(".widget-slider"))
+    dashboard.screenshot(path=str(ARTIFACTS / "dashboard.png"))
+    return dict(before=before, moved_to=moved_to, at_move=at_move, later=later, row=new[0])
+
+
+@needs_chromium
+def test_slider_steers_a_ray_job_in_jupyterlab(tmp_path, child_env):
+    from playwright.sync_api import sync_playwright
+    assert (ROOT / "ddrl_lab" / "configs" / f"{PRESET}.yaml").exists(), f"preset {PRESET} is missing"
+    lab_root, runs = tmp_path / "lab", tmp_path / "runs"
+    lab_root.mkdir()
+    _demo_copy(lab_root, preset=PRESET, runtime="ray", num_workers=2, total_env_steps=5_000_000,
+               out=str(runs))
+    ARTIFACTS.mkdir(exist_ok=True)
+    t0, timings, seen = time.monotonic(), {}, []
+    lab = Lab(lab_root, tmp_path, child_env)
+    try:
+        timings["lab_started_s"] = time.monotonic() - t0
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+            try:
+                page = browser.new_page(viewport={"width": 1500, "height": 2400})   # tall: the whole dashboard in view
+                try:
+                    got = _steer(page, lab, runs, t0, timings)
+                except Exception as e:
+                    page.screenshot(path=str(ARTIFACTS / "dashboard-failure.png"))
+                    raise AssertionError(f"{e}\n{_state(page, runs)}\ntimings {timings}; screenshot "
+                                         f"{ARTIFACTS / 'dashboard-failure.png'}") from e
+            finally:
+                browser.close()
+        seen = lab.processes()
+        assert any(_ray_process(p) for p in seen), "the job's Ray processes were not found under the kernel"
+    finally:
+        seen = seen or lab.processes()
+        lab.close()                           # kernels first (an orderly shutdown), then the server
+        gone, alive = psutil.wait_procs(seen, timeout=30)
+        for p in alive:                       # started by this test: end them by id, then fail below
+            try: p.kill()
+            except psutil.NoSuchProcess: pass
+        timings["total_s"] = time.monotonic() - t0
+        print("timings:", {k: round(v, 1) for k, v in timings.items()})
+    assert not [p for p in alive if _ray_process(p)], f"Ray processes left behind: {alive}"
+    assert not alive, f"processes left behind: {alive}"
+    print(f"{KNOB}: {got['before']} -> {got['moved_to']}; return-plot [points, last env_steps] at the move "
+          f"{got['at_move']}, later {got['later']}; first row with the new value: time_s {got['row']['time_s']}")
+
+
+def test_a_refused_knob_leaves_the_job_unchanged(tmp_path):
+    "Plain Python: the dashboard asks for an out-of-range value, the job refuses it and runs on with its knobs as they were."
+    import re
+    from ddrl_lab import ConfigError, Dashboard, Job
+    job = Job(PRESET, {"run.runtime": "serial", "run.total_env_steps": 1_000_000, "run.target_return": None,
+                       "run.log_interval_s": 0.05, "run.out": str(tmp_path)}).start()
+    dash = None
+    try:
+        dash = Dashboard(job, refresh_s=0.2)
+        _wait("rows", lambda: len(job.metrics()) >= 3, 60, every=0.05)
+        knobs, slider = dict(job.knobs), dash.sliders[KNOB]
+        with pytest.raises(ConfigError, match=re.escape(f"{KEY} = {BAD}")):
+            job.update(**{KNOB: BAD})
+        assert dash.set_knob(KNOB, BAD) is False
+        assert "refused" in dash.message.value and KNOB in dash.message.value
+        assert slider.value == knobs[KNOB] and job.knobs == knobs
+        n, steps = len(job.metrics()), job.metrics().env_steps.iloc[-1]
+        _wait("more rows", lambda: len(job.metrics()) > n + 3, 60, every=0.05)
+        later = job.metrics()
+        assert job.status == "running" and later.env_steps.iloc[-1] > steps
+        assert (later[f"knob_{KNOB}"].iloc[n:] == knobs[KNOB]).all()
+        assert dash.error is None, dash.error
+    finally:
+        job.stop()
+        if dash is not None: dash.close()
