@@ -100,6 +100,7 @@ class SyncConfig:
     max_staleness: int = setting(4, lo=0)  # async: largest accepted version lag
     stale_policy: str = setting("drop", choices=("drop", "downweight"))  # async: what happens past it
     aggregation: str = setting("parameter-server", choices=("parameter-server", "allreduce", "hybrid"))  # parameter plane
+    preempt_fraction: float = setting(1.0, lo=0.0, hi=1.0, lo_open=True)  # sync: a round proceeds once this fraction of workers reported (stragglers' segments join the next round)
 
 @dataclass
 class ChannelConfig:

@@ -219,20 +219,39 @@ class Job:
         return not self._stop.is_set() and self._rows.env_steps < self.config.run.total_env_steps
 
     def _loop_sync(self) -> None:
-        "Barrier: weights out to every worker, one segment back from each, one update."
-        rt = self.runtime
+        """Barrier: weights out to every idle worker, one segment back from each, one update. With
+        `sync.preempt_fraction` < 1 the round goes ahead once that fraction of workers has reported (DD-PPO's
+        preemption); a straggler keeps its segment in flight and it joins a later round, one version behind."""
+        rt, n = self.runtime, len(self.runners)
+        need = max(1, math.ceil(self.config.sync.preempt_fraction * n))
+        inflight: dict = {}                                  # worker -> (meta, segment) refs still being produced
         while self._running():
             self._apply_knobs()
             weights = rt.call(self.learner, "get_weights")
-            calls = [rt.call(r, "produce", weights, num_returns=2) for r in self.runners]
+            for i, r in enumerate(self.runners):
+                if i not in inflight: inflight[i] = rt.call(r, "produce", weights, num_returns=2)
+            t0, got = time.monotonic(), []
+            while len(got) < need:                            # the barrier (all of them, unless preempting)
+                waiting = {inflight[i][0]: i for i in inflight if i not in got}
+                got += [waiting[ref] for ref in rt.ready(list(waiting), timeout=0.05)]
+            waiting = {inflight[i][0]: i for i in inflight if i not in got}
+            got += [waiting[ref] for ref in rt.ready(list(waiting), timeout=0)]   # and whoever else is done
+            self._note_plane(barrier_wait_s=time.monotonic() - t0)
+            if len(got) < n: self.books["preempted_rounds"] += 1
             segments = []
-            for i, (meta, seg) in enumerate(calls):     # a dead worker's segment is lost; the round goes on without it
+            for i in sorted(got):                             # a dead worker's segment is lost; the round goes on without it
+                meta, seg = inflight.pop(i)
                 try: self._produced(rt.get(meta)); segments.append(seg)
                 except ActorDied: self._lost(i)
             try: info = rt.get(rt.call(self.learner, "update", *segments, version_floor=self._rows.version))
             except ActorDied:                       # the learner died: this round's segments are lost, counted
                 self.books["lost_with_learner"] += len(segments); time.sleep(0.2); continue
             if self._trained(info): break
+        for i, (meta, seg) in inflight.items():               # stragglers' segments at the stop: produced, not trained
+            try: m = rt.get(meta, timeout=10.0)
+            except Exception: self._lost(i); continue
+            self._produced(m)
+            if "rejected" not in m: self.books["dropped_stop"] += 1
 
     def _loop_async(self) -> None:
         "Decoupled through the channel (see above)."
@@ -491,10 +510,12 @@ class Job:
 
     def _plane_row(self) -> dict:
         "Parameter-plane figures since the last row: learner round trips, barrier waits, gradient lags, stale counts."
-        if not self.plane: return {}
         p, self._plane_stats = self._plane_stats, {}
         mean = lambda xs, f=1.0: float(np.mean(xs)) * f if xs else math.nan
         b = self.books
+        if not self.plane:
+            return dict(barrier_wait_ms=mean(p.get("barrier"), 1e3), preempted_rounds=b["preempted_rounds"]) \
+                if self.config.sync.mode == "sync" else {}
         return dict(sync_rtt_ms=mean(p.get("rtt"), 1e3), barrier_wait_ms=mean(p.get("barrier"), 1e3),
                     grad_lag_mean=mean(p.get("lags")), grad_lag_max=int(max(p.get("lags") or [0])),
                     downweighted_stale=b["downweighted_stale"], late_pushes=b["late_pushes"], num_learners=len(self.learners))
