@@ -140,6 +140,7 @@ class RunConfig:
     log_interval_s: float = setting(0.5, lo=0.0)  # least time between two metrics rows
     runtime: str = setting("serial", choices=("serial", "ray"))  # in-process, or Ray actors
     ray_address: Optional[str] = None  # existing Ray cluster; None starts a local one
+    faults: list[str] = setting([])  # fault drills on a schedule: "ENV_STEPS:FAULT[:WORKER[:SECONDS]]", e.g. "20000:kill_worker:0"
 
 # %% ../nbs/00_config.ipynb 9
 @dataclass
@@ -178,6 +179,11 @@ def coerce(value, tp) -> Any:
         if value is None or (isinstance(value, str) and value.strip().lower() in ("none", "null", "~", "")): return None
         (inner,) = [a for a in args if a is not type(None)]
         return coerce(value, inner)
+    if origin is list:
+        if isinstance(value, str): value = yaml.safe_load(value) if value.strip() else []
+        if value is None: value = []
+        if not isinstance(value, (list, tuple)): raise TypeError(f"expected a list like [a, b]")
+        return [coerce(v, args[0]) for v in value]
     if origin is tuple:
         if isinstance(value, str): value = yaml.safe_load(value)
         if not isinstance(value, (list, tuple)) or len(value) != len(args):

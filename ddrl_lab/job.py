@@ -38,7 +38,7 @@ from .runner import EnvRunner
 from .runtime import ActorDied, make_runtime
 
 # %% auto 0
-__all__ = ['IMPLEMENTED', 'plane_problems', 'check_supported', 'new_run_dir', 'Job']
+__all__ = ['IMPLEMENTED', 'FAULT_NAMES', 'plane_problems', 'parse_fault', 'check_supported', 'new_run_dir', 'Job']
 
 # %% ../nbs/12_job.ipynb 5
 IMPLEMENTED = {"algo.name": ("ppo", "impala", "dqn"), "topology.mode": ("co-located", "decoupled"),
@@ -60,6 +60,22 @@ def plane_problems(cfg: Config) -> list[str]:
                      f"({t.num_learners}): every learner takes the same number of steps.")
     return p
 
+FAULT_NAMES = ("poison", "kill_worker", "slow_worker", "kill_learner", "kill_replay_shard", "delay", "disk_full")
+
+def parse_fault(spec: str, index: int = 0) -> tuple[int, str, int, float]:
+    "`ENV_STEPS:FAULT[:WORKER[:SECONDS]]` as `(env_steps, fault, worker, seconds)`, or a `ConfigError` naming `run.faults[index]`."
+    parts = str(spec).split(":")
+    where = f"run.faults[{index}] = {spec!r}"
+    try:
+        at, fault = int(parts[0].replace("_", "")), parts[1]
+        worker = int(parts[2]) if len(parts) > 2 and parts[2] != "" else 0
+        seconds = float(parts[3]) if len(parts) > 3 else 0.05
+    except (IndexError, ValueError):
+        raise ConfigError([f"{where}: expected ENV_STEPS:FAULT[:WORKER[:SECONDS]], e.g. '20000:kill_worker:0'."]) from None
+    if fault not in FAULT_NAMES: raise ConfigError([f"{where}: unknown fault {fault!r}: expected one of {', '.join(FAULT_NAMES)}."])
+    if at < 0 or worker < 0 or len(parts) > 4: raise ConfigError([f"{where}: expected ENV_STEPS >= 0, WORKER >= 0 and at most 4 fields."])
+    return at, fault, worker, seconds
+
 def check_supported(cfg: Config) -> None:
     "Raise `ConfigError` naming every setting this version cannot run yet."
     problems = []
@@ -70,6 +86,9 @@ def check_supported(cfg: Config) -> None:
             problems.append(f"{key} = {v!r} is not available yet in ddrl_lab {ddrl_lab.__version__}: "
                             f"this version runs {key} = {' or '.join(map(repr, allowed))}.")
     problems += plane_problems(cfg)
+    for i, spec in enumerate(cfg.run.faults):
+        try: parse_fault(spec, i)
+        except ConfigError as e: problems += e.problems
     if cfg.topology.mode == "co-located" and (cfg.sync.mode != "sync" or cfg.replay.kind != "none"):
         problems.append(f"topology.mode = 'co-located' samples then trains in one process (zero policy lag): it runs "
                         f"sync.mode = 'sync' without replay (got sync.mode {cfg.sync.mode!r}, replay.kind {cfg.replay.kind!r}).")
@@ -135,6 +154,7 @@ class Job:
         self._learner_incarnation = None
         self.codec = get_codec(c.channel.codec)
         self._knob_queue: queue.Queue = queue.Queue()
+        self._schedule = sorted(parse_fault(s, i) for i, s in enumerate(c.run.faults))   # drills still to fire
         self.live_config, self._knob_lock = self.config, threading.Lock()   # the config with the live knobs applied
         self._stop, self._thread, self._closed = threading.Event(), None, threading.Lock()
         self._finished = False
@@ -701,6 +721,10 @@ class Job:
         self._knob_queue.put({k: v for k, v in knobs.items() if k not in marks})
 
     def _apply_knobs(self) -> None:
+        while self._schedule and self._rows.env_steps >= self._schedule[0][0]:     # scheduled drills that are due
+            at, fault, worker, seconds = self._schedule.pop(0)
+            self.inject(fault, worker=worker, seconds=seconds)
+            self.meta.setdefault("faults_fired", []).append(dict(fault=fault, worker=worker, at_env_steps=self._rows.env_steps))
         changed = {}
         while not self._knob_queue.empty(): changed.update(self._knob_queue.get_nowait())
         learner = {k: v for k, v in changed.items() if k in self.learner_cls.KNOBS}
@@ -716,7 +740,7 @@ class Job:
                 except ActorDied: pass
         self.knobs.update(changed)
 
-    FAULTS = ("poison", "kill_worker", "slow_worker", "kill_learner", "kill_replay_shard", "delay", "disk_full")
+    FAULTS = FAULT_NAMES
     def inject(self, fault: str, worker: int = 0, seconds: float = 0.05) -> None:
         """Fault drills.
         - `poison`: worker `worker` emits NaN rewards from now on (its segments are rejected at the source);
