@@ -33,7 +33,7 @@ from .learner import learner_class
 from .replay_shard import ReplayShard, ShardBalancer
 from .sync import ParameterServer, SoftWindow
 from .models import space_problems
-from .metrics import MetricsLog, RowBuilder, write_report
+from .metrics import MetricsLog, RowBuilder, read_metrics, write_report
 from .runner import EnvRunner
 from .runtime import ActorDied, make_runtime
 
@@ -155,22 +155,51 @@ class Job:
         self.codec = get_codec(c.channel.codec)
         self._knob_queue: queue.Queue = queue.Queue()
         self._schedule = sorted(parse_fault(s, i) for i, s in enumerate(c.run.faults))   # drills still to fire
+        self._resume: Optional[dict] = None   # set by `Job.resume`: the run directory and records to continue
         self.live_config, self._knob_lock = self.config, threading.Lock()   # the config with the live knobs applied
         self._stop, self._thread, self._closed = threading.Event(), None, threading.Lock()
         self._finished = False
         self.meta: dict = {}
 
     # -- lifecycle -------------------------------------------------------------------------
+    @classmethod
+    def resume(cls, run_dir, force: bool = False) -> "Job":
+        """A job that continues the stopped run in `run_dir`: same directory, same config, the learner from its
+        newest checkpoint, the books and metrics rows carried on. A checkpoint written under another config hash
+        is refused unless `force`. Env states are not in checkpoints: workers start fresh episodes from their seeds."""
+        run_dir = Path(run_dir)
+        for f in ("config.yaml", "meta.json"):
+            if not (run_dir / f).is_file(): raise ConfigError([f"{str(run_dir)!r} is not a ddrl_lab run directory: {f} is missing."])
+        meta = json.loads((run_dir / "meta.json").read_text())
+        if meta.get("status") == "finished":
+            raise ConfigError([f"{str(run_dir)!r} finished ({meta.get('end')}): there is nothing to resume."])
+        job = cls(run_dir / "config.yaml", name=meta.get("name"))
+        if job.hash != meta.get("config_hash") and not force:
+            raise ConfigError([f"{str(run_dir / 'config.yaml')!r} hashes to {job.hash[:8]}, but the run was made with "
+                               f"{str(meta.get('config_hash'))[:8]}: refusing to resume (use force to resume anyway)."])
+        job._resume = dict(dir=run_dir, meta=meta, force=force)
+        return job
+
     def start(self) -> "Job":
-        "Create the run directory, spawn the components and start the driver thread."
+        "Create the run directory (or reopen a resumed one), spawn the components and start the driver thread."
         if self.status != "created": return self
         c = self.config
-        self.run_dir = new_run_dir(c.run.out, self.name, self.hash)
-        save_config(c, self.run_dir / "config.yaml")
-        self.log.path = self.run_dir / "metrics.jsonl"
-        self.meta = dict(name=self.name, config_hash=self.hash, ddrl_lab_version=ddrl_lab.__version__,
-                         python=platform.python_version(), runtime=c.run.runtime, status="running", start=_now(), end=None,
-                         seeds=dict(run=c.run.seed, env={w: env_seeds(c.env, w, c.run.seed) for w in range(c.topology.num_workers)}))
+        if self._resume is None:
+            self.run_dir = new_run_dir(c.run.out, self.name, self.hash)
+            save_config(c, self.run_dir / "config.yaml")
+            self.log.path = self.run_dir / "metrics.jsonl"
+            self.meta = dict(name=self.name, config_hash=self.hash, ddrl_lab_version=ddrl_lab.__version__,
+                             python=platform.python_version(), runtime=c.run.runtime, status="running", start=_now(), end=None,
+                             seeds=dict(run=c.run.seed, env={w: env_seeds(c.env, w, c.run.seed) for w in range(c.topology.num_workers)}))
+        else:                                   # continue the records of the stopped run
+            self.run_dir, self.meta = self._resume["dir"], self._resume["meta"]
+            self.log.path = self.run_dir / "metrics.jsonl"
+            if self.log.path.exists(): self.log.rows = read_metrics(self.log.path).to_dict("records")
+            self.books = Counter(self.meta.get("books", {}))
+            self.produced_by_worker = Counter({int(k): v for k, v in self.meta.get("produced_by_worker", {}).items()})
+            self.rejected_by_worker = Counter({int(k): v for k, v in self.meta.get("rejected_by_worker", {}).items()})
+            self.meta.setdefault("resumed", []).append(dict(at=_now(), env_steps=self.log.rows[-1]["env_steps"] if self.log.rows else 0))
+            self.meta.update(status="running", end=None)
         self._write_meta()
         self.status = "running"
         atexit.register(_stop_at_exit, weakref.ref(self))
@@ -189,8 +218,10 @@ class Job:
         self.runtime = make_runtime("serial" if colocated else c.run.runtime, c.run.ray_address, num_cpus=math.ceil(self.cpus_needed()))
         obs_space, act_space = env_spaces(c.env)
         ckpt = str(self.run_dir / "checkpoints")
+        force = bool(self._resume and self._resume["force"])   # resuming under another config hash, on purpose
         if self.plane and c.sync.aggregation == "allreduce":     # L learners in one all-reduce group; learner 0 serves the weights
-            self.learners = [self.runtime.spawn(self.learner_cls, c, obs_space, act_space, checkpoint_dir=ckpt if l == 0 else None)
+            self.learners = [self.runtime.spawn(self.learner_cls, c, obs_space, act_space, checkpoint_dir=ckpt if l == 0 else None,
+                                                force_checkpoint=force)
                              for l in range(c.topology.num_learners)]   # one CPU each: they compute in lockstep
             self.learner = self.learners[0]
             if len(self.learners) > 1:
@@ -198,11 +229,12 @@ class Job:
                 self.runtime.get([self.runtime.call(lr, "join_group", addr, l, len(self.learners)) for l, lr in enumerate(self.learners)])
         elif self.plane:                                         # a parameter server and L gradient / local-step learners
             self.learner = self.runtime.spawn(ParameterServer, c, obs_space, act_space, restartable=True, checkpoint_dir=ckpt,
-                                              num_cpus=0.5)
+                                              force_checkpoint=force, num_cpus=0.5)
             self.learners = [self.runtime.spawn(self.learner_cls, c, obs_space, act_space, restartable=True, num_cpus=0.5)
                              for _ in range(c.topology.num_learners)]
         else:
-            self.learner = self.runtime.spawn(self.learner_cls, c, obs_space, act_space, restartable=True, checkpoint_dir=ckpt)
+            self.learner = self.runtime.spawn(self.learner_cls, c, obs_space, act_space, restartable=True, checkpoint_dir=ckpt,
+                                              force_checkpoint=force)
         if self.replay:
             r, S = c.replay, c.replay.shards
             self.shards = [self.runtime.spawn(ReplayShard, shard_id=s, capacity=_share(r.capacity, S, s), kind=r.kind,
@@ -231,6 +263,11 @@ class Job:
     def _loop(self) -> None:
         c = self.config
         self._rows, self._last_row, self._rowed_at = RowBuilder(c.run.return_window), None, (0, 0)
+        if self._resume is not None and self.log.rows:          # the counters go on from the last row written
+            last, r = self.log.rows[-1], self._rows
+            r.env_steps, r.updates, r.version = int(last["env_steps"]), int(last["learner_updates"]), int(last["policy_version"])
+            r.restarts, r.rejected, r._last_steps = int(last.get("worker_restarts") or 0), int(last.get("rejected_segments") or 0), r.env_steps
+            r.t0 -= float(last["time_s"]); r._last_t = r.t0 + float(last["time_s"])
         if self.plane: (self._plane_sync if c.sync.mode == "sync" else self._plane_pipelined)()
         else: (self._loop_replay if self.replay else self._loop_async if c.sync.mode == "async" else self._loop_sync)()
         if self._rowed_at != (self._rows.updates, self.books["produced"]): self._row()   # the final state
@@ -671,6 +708,7 @@ class Job:
         A failed write is counted and left for the next checkpoint; the run goes on."""
         import torch
         sd = self.runtime.get(self.runtime.call(self.learner, "state_dict"))
+        sd["config_hash"] = self.hash                    # a resume under another config is refused unless forced
         if self.shards:                      # each replay shard snapshots itself (write, then rename) next to the learner
             try: self.runtime.get([self.runtime.call(sh, "snapshot") for sh in self.shards], timeout=60.0)
             except Exception as e: self.books["snapshot_failures"] += 1; self.meta["last_snapshot_error"] = repr(e)

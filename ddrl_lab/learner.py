@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from .codecs import Encoded, get_codec
-from .config import Config
+from .config import Config, config_hash
 from .losses import gae, ppo_loss
 from .models import build_model, build_q_model, get_weights, set_weights
 from .replay_shard import merge_samples
@@ -51,8 +51,9 @@ class Learner:
     KNOBS: tuple = ("lr",)
 
     def __init__(self, cfg: Config, obs_space: gym.Space, action_space: gym.Space, num_threads: int = 1,
-                 checkpoint_dir: Optional[str] = None):
+                 checkpoint_dir: Optional[str] = None, force_checkpoint: bool = False):
         torch.set_num_threads(num_threads)
+        self.force_checkpoint = force_checkpoint     # load checkpoints of another config hash too
         torch.manual_seed(cfg.run.seed)
         self.cfg, self.a = cfg, cfg.algo
         self.device = resolve_device(cfg.topology.device)
@@ -306,8 +307,13 @@ class Learner:
     def load_checkpoint(self, path: Optional[str], version_floor: Optional[int] = None) -> int:
         """Load a checkpoint file written by the Job (`torch.load(weights_only=True)`: no arbitrary unpickling)
         and return the version; with no file, keep the fresh weights but number versions above `version_floor`."""
-        if path is None: self.version = max(self.version, version_floor or 0)
-        else: self.load_state_dict(torch.load(path, weights_only=True), version_floor)
+        if path is None: self.version = max(self.version, version_floor or 0); return self.version
+        sd = torch.load(path, weights_only=True)
+        mine = config_hash(self.cfg)
+        if sd.get("config_hash", mine) != mine and not self.force_checkpoint:
+            raise ValueError(f"checkpoint {Path(path).name} was written by config {sd['config_hash'][:8]}, this config is {mine[:8]}: "
+                             f"refusing to load it (force it to load anyway)")
+        self.load_state_dict(sd, version_floor)
         return self.version
 
 # %% ../nbs/07_learner.ipynb 11

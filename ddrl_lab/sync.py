@@ -52,9 +52,9 @@ class SoftWindow:
 class ParameterServer:
     "Owns the global weights and versions; applies pushed gradients (with the staleness rule) or averaged deltas."
     def __init__(self, cfg: Config, obs_space: gym.Space, action_space: gym.Space, num_threads: int = 1,
-                 checkpoint_dir: Optional[str] = None):
+                 checkpoint_dir: Optional[str] = None, force_checkpoint: bool = False):
         self.cfg = cfg
-        self.learner = learner_class(cfg)(cfg, obs_space, action_space, num_threads, checkpoint_dir)
+        self.learner = learner_class(cfg)(cfg, obs_space, action_space, num_threads, checkpoint_dir, force_checkpoint)
         self.max_staleness, self.stale_policy = cfg.sync.max_staleness, cfg.sync.stale_policy
         self.books = Counter()          # pushed, applied, downweighted_stale, dropped_stale, rounds, late_pushes
         self.lags: list[int] = []       # gradient lags since the last `take_lags`
