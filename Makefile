@@ -2,6 +2,7 @@
 #   make demo  - set up .venv if needed, then train PPO on CartPole with 2 Ray workers through the
 #                papermill quickstart; ends with a run directory and its report.html
 #   make test  - set up .venv if needed, then run the whole test suite
+#   make bench - the benchmarks of the README's table (BENCH="pong sync" or BENCH=all for others)
 # Dependencies and their pins live in settings.ini (read by setup.py); this file only installs
 # the CPU build of torch first, which keeps pip from pulling a multi-GB CUDA build.
 SHELL := /bin/bash
@@ -11,7 +12,7 @@ TORCH_SPEC ?= torch==2.13.0
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test export readme bench-envs clean-runs
+.PHONY: install demo test export readme bench bench-envs clean-runs
 
 install: $(STAMP)
 
@@ -31,6 +32,13 @@ demo: install
 
 test: install
 	$(BIN)/python -m pytest -q tests
+
+# Benchmarks (nbs/16_bench.ipynb): medians of 3 repeats, ratios against baselines measured in the same
+# run; prints the table and writes runs/bench-<time>.json. The default set is the README's table
+# (about 15 minutes on 2 cores); `ddrl-lab bench --help` lists the others.
+BENCH ?= sampling solve replay
+bench: install
+	$(BIN)/ddrl-lab bench $(BENCH)
 
 # Env-pool throughput against the raw environments, side by side (about a minute).
 bench-envs: install

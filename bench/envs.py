@@ -13,48 +13,19 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from common import timed
+from ddrl_lab.bench import pool_rate, stepper, timed, torch_pool_rate
 from ddrl_lab.config import EnvConfig
-from ddrl_lab.envs import EnvFn, InlinePool, ProcessPool, env_seeds, make_single_env
+from ddrl_lab.envs import EnvFn, InlinePool, ProcessPool, env_seeds
 
 
-def plain_loop(env: gym.Env, seconds: float, seed: int = 0) -> float:
+def plain_loop(env_cfg: EnvConfig, seconds: float) -> float:
     "The baseline: one env in a plain Python loop, `reset` when an episode ends."
-    env.reset(seed=seed)
-    acts = np.random.default_rng(seed).integers(env.action_space.n, size=1 << 16).tolist()
-    def step(i):
-        _, _, te, tr, _ = env.step(acts[i & 0xFFFF])
-        if te or tr: env.reset()
-    return timed(step, 1, seconds)
+    return timed(stepper("env", env_cfg), 1, seconds)
 
 
-def pool_rate(pool, seeds, seconds: float) -> float:
-    pool.reset(seeds)
-    acts = np.random.default_rng(0).integers(pool.single_action_space.n, size=(256, pool.num_envs))
-    return timed(lambda i: pool.step(acts[i & 255]), pool.num_envs, seconds)
-
-
-def raw_ale_rate(game: str, seconds: float) -> float:
+def raw_ale_rate(env_cfg: EnvConfig, seconds: float) -> float:
     "ale-py's own interface, no gymnasium, no preprocessing: 4 frames per agent step."
-    import ale_py
-    from ale_py import roms
-    ale = ale_py.ALEInterface()
-    ale.setInt("random_seed", 0); ale.setFloat("repeat_action_probability", 0.25)
-    ale.loadROM(roms.get_rom_path(game))
-    actions = ale.getMinimalActionSet()
-    acts = np.random.default_rng(0).integers(len(actions), size=1 << 16).tolist()
-    def step(i):
-        for _ in range(4): ale.act(actions[acts[i & 0xFFFF]])
-        if ale.game_over(): ale.reset_game()
-    return timed(step, 1, seconds)
-
-
-def torch_rate(env_id: str, num_envs: int, seconds: float) -> float:
-    from ddrl_lab.torch_envs import make_torch_pool
-    pool = make_torch_pool(env_id, num_envs)
-    pool.reset(list(range(num_envs)))
-    acts = torch.randint(0, pool.single_action_space.n, (64, num_envs), generator=torch.Generator().manual_seed(0))
-    return timed(lambda i: pool.step(acts[i & 63]), num_envs, seconds)
+    return timed(stepper("ale-raw", env_cfg), 1, seconds)
 
 
 def main():
@@ -68,7 +39,7 @@ def main():
     rows = []  # (name, steps/s, cores, baseline name, baseline steps/s)
 
     cp = EnvConfig(id="CartPole-v1", num_envs=8)
-    base = plain_loop(make_single_env(cp), S)
+    base = plain_loop(cp, S)
     rows.append(("gymnasium CartPole-v1, plain 1-env loop", base, 1, None, None))
     for m in (8, 16, 32):
         cm = EnvConfig(id="CartPole-v1", num_envs=m)
@@ -87,14 +58,14 @@ def main():
         print(f"process pool: {ipc_us:.0f} us per batched step beyond the env's own cost (IPC_OVERHEAD_S)")
     try:
         for env_id in ("CartPole-v1", "Breakout-MinAtar-v0"):
-            rows.append((f"ddrl_lab torch {env_id} x4096 (CPU, 1 thread)", torch_rate(env_id, 4096, S), 1, "plain loop", base))
+            rows.append((f"ddrl_lab torch {env_id} x4096 (CPU, 1 thread)", torch_pool_rate(env_id, 4096, S), 1, "plain loop", base))
     except ImportError as e:
         print(f"torch envs skipped: {e}")
 
     if not args.skip_ale:
         ale = EnvConfig(id="ALE/Pong-v5", backend="ale", num_envs=4)
-        raw = raw_ale_rate("pong", S)
-        pre = plain_loop(make_single_env(ale), S)
+        raw = raw_ale_rate(ale, S)
+        pre = plain_loop(ale, S)
         rows.append(("ale-py Pong, raw ALEInterface (4 frames/step)", raw, 1, None, None))
         rows.append(("gymnasium Pong + AtariPreprocessing + 4-stack, plain loop", pre, 1, "raw ale-py", raw))
         rows.append(("ddrl_lab InlinePool Pong x4 (same preprocessing)", pool_rate(InlinePool([EnvFn(ale)] * 4), env_seeds(ale, 0), S), 1, "plain loop + preproc", pre))

@@ -19,37 +19,13 @@ import argparse
 
 import numpy as np
 
-from common import timed
+from ddrl_lab.bench import ALPHA, BETA, EPS, full_sampler, numpy_prioritized, sampler_rate, timed
 from ddrl_lab.replay import FrameStorage, PrioritizedSampler, RingStorage, UniformSampler
-
-ALPHA, BETA, EPS = 0.6, 0.4, 1e-6
-
-
-
-def full_sampler(sampler, capacity: int, rng: np.random.Generator):
-    "The sampler with every slot filled (versions 0..99) and random priorities."
-    versions = np.repeat(np.arange(100), -(-capacity // 100))[:capacity]
-    for v in range(100): sampler.add(np.flatnonzero(versions == v), versions=v)
-    sampler.update_priorities(np.arange(capacity), rng.exponential(1.0, capacity))
-    return sampler
-
-
-def sampler_rate(sampler, batch: int, seconds: float, tds: np.ndarray) -> float:
-    def step(i):
-        index, info = sampler.sample(batch)
-        sampler.update_priorities(index, tds[i % len(tds)])
-    return timed(step, batch, seconds, warmup=5)
 
 
 def numpy_rate(capacity: int, batch: int, seconds: float, tds: np.ndarray, rng: np.random.Generator) -> float:
     "Prioritized sampling with `rng.choice(p=...)` on a flat array of priorities."
-    p_alpha = (rng.exponential(1.0, capacity) + EPS) ** ALPHA
-    def step(i):
-        probs = p_alpha / p_alpha.sum()
-        index = rng.choice(capacity, batch, p=probs)
-        weights = (probs[index] / probs.min()) ** -BETA
-        p_alpha[index] = (tds[i % len(tds)] + EPS) ** ALPHA
-    return timed(step, batch, seconds, warmup=5)
+    return timed(numpy_prioritized(capacity, batch, tds, rng), batch, seconds, warmup=5)
 
 
 def atari_batch(n: int) -> dict:

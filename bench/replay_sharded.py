@@ -25,64 +25,17 @@ import time
 
 import numpy as np
 
-from common import timed
-from ddrl_lab.replay import PrioritizedSampler, RingStorage
-from ddrl_lab.replay_shard import ReplayShard, ShardBalancer, merge_samples, stale_mass_experiment, transitions
-from ddrl_lab.segments import Segment
-
-ALPHA, BETA, N_STEP, GAMMA = 0.6, 0.4, 3, 0.99
-T, M = 128, 64            # one segment: 8192 items
+from ddrl_lab.bench import N_STEP, filled_shards, sharded_step, single_sampler_step, timed
+from ddrl_lab.replay_shard import stale_mass_experiment
 
 
-def segment(seed: int) -> Segment:
-    "A CartPole-sized segment with some episode ends."
-    rng = np.random.default_rng(seed)
-    term, trunc = rng.random((T, M)) < 0.01, rng.random((T, M)) < 0.002
-    index = np.flatnonzero(trunc & ~term)
-    return Segment(obs=rng.normal(size=(T, M, 4)).astype(np.float32), actions=rng.integers(0, 2, (T, M)),
-                   logp=np.zeros((T, M), np.float32), rewards=np.ones((T, M), np.float32), terminated=term, truncated=trunc,
-                   next_obs=rng.normal(size=(M, 4)).astype(np.float32), final_obs=rng.normal(size=(len(index), 4)).astype(np.float32),
-                   final_index=index, policy_version=seed, worker_id=0, seq=seed)
-
-
-def filled_shards(num_shards: int, capacity: int, rng: np.random.Generator) -> list[ReplayShard]:
-    "`num_shards` shards of `capacity // num_shards` slots, filled round-robin, with random priorities."
-    per = capacity // num_shards
-    shards = [ReplayShard(shard_id=s, capacity=per, alpha=ALPHA, beta=BETA, n_step=N_STEP, gamma=GAMMA, seed=s)
-              for s in range(num_shards)]
-    for k in range(-(-capacity // (T * M))): shards[k % num_shards].add(segment(k))
-    for sh in shards:
-        sh.update_priorities(np.arange(len(sh)), sh.storage.insert_index[:len(sh)], rng.exponential(1.0, len(sh)))
-    return shards
-
-
-def sharded_rate(shards: list[ReplayShard], batch: int, seconds: float, tds: np.ndarray, rebalance_every: int) -> float:
-    bal = ShardBalancer(len(shards), rebalance_every=rebalance_every, seed=0)
-    def step(i):
-        if bal.due(i): bal.refresh([sh.mass() for sh in shards], i)
-        parts = [shards[s].sample(c) for s, c in enumerate(bal.counts(batch)) if c]
-        merged = merge_samples(parts, bal.shares, BETA)
-        td, lo = tds[i % len(tds)], 0
-        for p in parts:
-            shards[int(p["shard_id"][0])].update_priorities(p["index"], p["insert_index"], td[lo:lo + len(p["index"])])
-            lo += len(p["index"])
-        assert len(merged["weights"]) == batch
-    return timed(step, batch, seconds, warmup=5)
+def sharded_rate(shards, batch: int, seconds: float, tds: np.ndarray, rebalance_every: int) -> float:
+    return timed(sharded_step(shards, batch, tds, rebalance_every), batch, seconds, warmup=5)
 
 
 def single_rate(capacity: int, batch: int, seconds: float, tds: np.ndarray, rng: np.random.Generator) -> float:
     "One PrioritizedSampler and its RingStorage, filled like the shards."
-    storage, sampler = RingStorage(capacity), PrioritizedSampler(capacity, ALPHA, BETA, seed=0)
-    for k in range(-(-capacity // (T * M))):
-        items = transitions(segment(k), N_STEP, GAMMA)
-        versions = items.pop("policy_version")
-        sampler.add(storage.add(items, versions), versions)
-    sampler.update_priorities(np.arange(capacity), rng.exponential(1.0, capacity))
-    def step(i):
-        index, info = sampler.sample(batch)
-        storage.get(index)
-        sampler.update_priorities(index, tds[i % len(tds)])
-    return timed(step, batch, seconds, warmup=5)
+    return timed(single_sampler_step(capacity, batch, tds, rng), batch, seconds, warmup=5)
 
 
 def main():

@@ -21,31 +21,16 @@ import argparse
 import fcntl
 import multiprocessing as mp
 import time
-from dataclasses import replace
 
 import numpy as np
 
+from ddrl_lab.bench import make_segment, touch
 from ddrl_lab.codecs import CODECS, Codec, get_codec, recv_encoded, send_encoded, shm_blocks
-from ddrl_lab.segments import Segment, random_segment
+from ddrl_lab.segments import Segment
 
 WINDOW = 4   # segments in flight through the pipe
 WARMUP = 3   # segments sent before the clock starts (the child imports, the pipe fills)
 BIG_PIPE = 1 << 20   # bytes; Linux lets any user raise a pipe's buffer up to /proc/sys/fs/pipe-max-size (1 MB)
-
-
-def make_segment(kind: str, seed: int) -> Segment:
-    "A CartPole-sized or Pong-sized segment of random data, one truncation each."
-    T, M = 32, 8
-    seg = random_segment(T, M, obs_dim=4, seed=seed)
-    if kind == "CartPole": return seg
-    rng = np.random.default_rng(seed)
-    frames = lambda n: rng.integers(0, 256, (n, 4, 84, 84), dtype=np.uint8)
-    return replace(seg, obs=frames(T * M).reshape(T, M, 4, 84, 84), next_obs=frames(M), final_obs=frames(1))
-
-
-def touch(seg: Segment) -> int:
-    "Read one byte of every 4 kB page of every array."
-    return sum(int(a.reshape(-1).view(np.uint8)[::4096].sum()) for a in vars(seg).values() if isinstance(a, np.ndarray))
 
 
 def in_process(codec: Codec, segs: list[Segment], seconds: float) -> tuple[float, float]:
