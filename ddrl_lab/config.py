@@ -90,6 +90,8 @@ class TopologyConfig:
     num_workers: int = setting(2, lo=1, hi=4096)  # acting workers (EnvRunners)
     num_learners: int = setting(1, lo=1, hi=512)  # data-parallel learners
     device: str = setting("auto", choices=("auto", "cpu", "cuda"))  # learner device
+    inference_batch: int = setting(0, lo=0)  # central-inference: most workers served by one inference call (0: all of them)
+    inference_timeout_ms: float = setting(2.0, lo=0.0)  # central-inference: longest wait for more workers before an inference call
 
 @dataclass
 class SyncConfig:

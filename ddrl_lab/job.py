@@ -32,6 +32,7 @@ from .envs import env_problems, env_seeds, env_spaces
 from .learner import learner_class
 from .replay_shard import ReplayShard, ShardBalancer
 from .sync import ParameterServer, SoftWindow
+from .central import CentralLearner, EnvWorker
 from .models import space_problems
 from .metrics import MetricsLog, RowBuilder, read_metrics, write_report
 from .runner import EnvRunner
@@ -41,7 +42,7 @@ from .runtime import ActorDied, make_runtime
 __all__ = ['IMPLEMENTED', 'FAULT_NAMES', 'plane_problems', 'parse_fault', 'check_supported', 'new_run_dir', 'Job']
 
 # %% ../nbs/12_job.ipynb 5
-IMPLEMENTED = {"algo.name": ("ppo", "impala", "dqn"), "topology.mode": ("co-located", "decoupled"),
+IMPLEMENTED = {"algo.name": ("ppo", "impala", "dqn"), "topology.mode": ("co-located", "decoupled", "central-inference"),
                "sync.aggregation": ("parameter-server", "allreduce")}
 
 def plane_problems(cfg: Config) -> list[str]:
@@ -89,6 +90,9 @@ def check_supported(cfg: Config) -> None:
     for i, spec in enumerate(cfg.run.faults):
         try: parse_fault(spec, i)
         except ConfigError as e: problems += e.problems
+    if cfg.topology.mode == "central-inference" and cfg.algo.name != "impala":
+        problems.append(f"topology.mode = 'central-inference' trains with V-trace on trajectories whose steps may come from "
+                        f"different versions: set algo.name=impala (got {cfg.algo.name!r}).")
     if cfg.topology.mode == "co-located" and (cfg.sync.mode != "sync" or cfg.replay.kind != "none"):
         problems.append(f"topology.mode = 'co-located' samples then trains in one process (zero policy lag): it runs "
                         f"sync.mode = 'sync' without replay (got sync.mode {cfg.sync.mode!r}, replay.kind {cfg.replay.kind!r}).")
@@ -132,16 +136,20 @@ class Job:
         c = self.config
         self.learner_cls = learner_class(c)
         self.replay = c.replay.kind != "none"
-        self.plane = c.topology.num_learners > 1 or c.sync.mode == "soft"    # several learners, one set of weights
+        self.central = c.topology.mode == "central-inference"               # workers step, the learner acts for them
+        self.plane = not self.central and (c.topology.num_learners > 1 or c.sync.mode == "soft")   # several learners, one set of weights
         self.learners: list = []            # the gradient / local-step learners of the plane (self.learner: their server)
         max_bytes = None if c.channel.max_mb is None else int(c.channel.max_mb * 2**20)
         self.channel = Channel(c.channel.capacity, c.channel.high_watermark, c.channel.low_watermark, max_bytes) \
-            if c.sync.mode == "async" and not self.replay and not self.plane else None
+            if c.sync.mode == "async" and not (self.replay or self.plane or self.central) else None
         self.knobs = {k: getattr(c.algo, k) for k in self.learner_cls.KNOBS}
         if not self.replay: self.knobs["max_staleness"] = c.sync.max_staleness
         if self.channel is not None: self.knobs.update(high_watermark=c.channel.high_watermark, low_watermark=c.channel.low_watermark)
         if self.replay: self.knobs["replay_capacity"] = c.replay.capacity
-        if c.sync.mode == "soft": self.knobs.update(local_steps=c.sync.local_steps, window_ms=c.sync.window_ms)
+        if c.sync.mode == "soft" and self.plane: self.knobs.update(local_steps=c.sync.local_steps, window_ms=c.sync.window_ms)
+        if self.central:
+            self.knobs.pop("max_staleness", None)
+            self.knobs.update(inference_batch=c.topology.inference_batch, inference_timeout_ms=c.topology.inference_timeout_ms)
         self._plane_stats: dict = {}        # sync_rtt_ms, barrier_wait_ms, grad lags ... for the next row
         self.books = Counter()              # produced, trained, rejected, dropped_stale, dropped_stop
         self.rejections: list[dict] = []    # provenance of the first rejected segments
@@ -219,6 +227,11 @@ class Job:
         obs_space, act_space = env_spaces(c.env)
         ckpt = str(self.run_dir / "checkpoints")
         force = bool(self._resume and self._resume["force"])   # resuming under another config hash, on purpose
+        if self.central:                                         # SEED-style: the learner infers for every worker
+            self.learner = self.runtime.spawn(CentralLearner, c, obs_space, act_space, restartable=True, checkpoint_dir=ckpt,
+                                              force_checkpoint=force)
+            self.runners = [self.runtime.spawn(EnvWorker, c, w, restartable=True, spread=True) for w in range(c.topology.num_workers)]
+            return
         if self.plane and c.sync.aggregation == "allreduce":     # L learners in one all-reduce group; learner 0 serves the weights
             self.learners = [self.runtime.spawn(self.learner_cls, c, obs_space, act_space, checkpoint_dir=ckpt if l == 0 else None,
                                                 force_checkpoint=force)
@@ -250,6 +263,7 @@ class Job:
         if self.plane and c.sync.aggregation == "allreduce": learners = c.topology.num_learners
         elif self.plane: learners = 0.5 + 0.5 * c.topology.num_learners
         else: learners = 1
+        if self.central: learners = 1
         return c.topology.num_workers + learners + (0.5 * c.replay.shards if self.replay else 0)
 
     def _drive(self) -> None:
@@ -268,7 +282,8 @@ class Job:
             r.env_steps, r.updates, r.version = int(last["env_steps"]), int(last["learner_updates"]), int(last["policy_version"])
             r.restarts, r.rejected, r._last_steps = int(last.get("worker_restarts") or 0), int(last.get("rejected_segments") or 0), r.env_steps
             r.t0 -= float(last["time_s"]); r._last_t = r.t0 + float(last["time_s"])
-        if self.plane: (self._plane_sync if c.sync.mode == "sync" else self._plane_pipelined)()
+        if self.central: self._loop_central()
+        elif self.plane: (self._plane_sync if c.sync.mode == "sync" else self._plane_pipelined)()
         else: (self._loop_replay if self.replay else self._loop_async if c.sync.mode == "async" else self._loop_sync)()
         if self._rowed_at != (self._rows.updates, self.books["produced"]): self._row()   # the final state
 
@@ -448,6 +463,31 @@ class Job:
                 if m["replay_capacity"] != cap: self.runtime.get(self.runtime.call(self.shards[s], "set_knobs", capacity=cap))
         return restarted
 
+    # -- central inference (see `central`) -------------------------------------------------------------
+    def _loop_central(self) -> None:
+        """Workers step; the learner acts for them. Wait up to `inference_timeout_ms` for ready workers, send at most
+        `inference_batch` of them (their step results, by reference: observations go worker -> learner, never through
+        here) to one `act` call, and pass each returned action on to its worker. Update results are collected
+        every few milliseconds for the rows and the books."""
+        rt, W = self.runtime, len(self.runners)
+        steps = {i: rt.call(w, "first") for i, w in enumerate(self.runners)}
+        collected_at = time.monotonic()
+        while self._running():
+            self._apply_knobs()
+            cap = int(self.knobs["inference_batch"]) or W
+            ready = set(rt.ready(list(steps.values()), timeout=0))
+            if len(ready) < cap: ready = set(rt.ready(list(steps.values()), timeout=self.knobs["inference_timeout_ms"] / 1000.0))
+            ids = [i for i in sorted(steps) if steps[i] in ready][:cap]
+            if ids:
+                out = rt.call(self.learner, "act", *[steps[i] for i in ids], num_returns=len(ids))
+                for i, action in zip(ids, out if len(ids) > 1 else [out]): steps[i] = rt.call(self.runners[i], "step", action)
+            if time.monotonic() - collected_at >= 0.05 or not ids:
+                collected_at, done = time.monotonic(), False
+                for info in rt.get(rt.call(self.learner, "collect")):
+                    for meta in info.pop("produced"): self._produced(dict(meta, incarnation="central"))
+                    if self._trained(info): done = True; break
+                if done: break
+
     # -- the parameter plane: several learners, one set of weights (see `sync`) ----------------------
     def _plane_sync(self) -> None:
         """Barrier over learners: one segment from every worker, split into equal shares; each learner computes on
@@ -620,6 +660,10 @@ class Job:
         extra = self.channel.metrics() if self.channel is not None else {}
         extra = {k: v for k, v in extra.items() if not k.startswith("knob_")}
         if self.shards: extra.update(self._replay_metrics())
+        if self.central:
+            try: extra.update({k: v for k, v in self.runtime.get(self.runtime.call(self.learner, "metrics"), timeout=5.0).items()
+                               if k.startswith("inference_")})
+            except Exception: pass
         extra.update(self._plane_row())
         b = self.books
         self.log.append(self._rows.row(**getattr(self, "_stats", {}), **extra, produced_segments=b["produced"],
@@ -728,7 +772,8 @@ class Job:
                  "target_update_every": "algo.target_update_every", "max_staleness": "sync.max_staleness",
                  "local_steps": "sync.local_steps", "window_ms": "sync.window_ms",
                  "high_watermark": "channel.high_watermark", "low_watermark": "channel.low_watermark",
-                 "replay_capacity": "replay.capacity"}
+                 "replay_capacity": "replay.capacity", "inference_batch": "topology.inference_batch",
+                 "inference_timeout_ms": "topology.inference_timeout_ms"}
 
     def knob_specs(self) -> dict:
         "Each live knob: its config key, type, allowed range (from the config's validation) and current value."
