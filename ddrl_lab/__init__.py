@@ -6,12 +6,15 @@ __version__ = "0.1.0"
 from ddrl_lab.config import Config, ConfigError, load_config, list_presets
 from ddrl_lab.job import Job
 
-__all__ = ["Config", "ConfigError", "Dashboard", "Job", "load_config", "list_presets"]
+__all__ = ["Config", "ConfigError", "Dashboard", "Job", "MetricsServer", "Progress", "compare", "load_config", "list_presets", "shadow"]
 
 
 def __getattr__(name: str):
-    "`Dashboard` is imported on first use, so `import ddrl_lab` does not load ipywidgets and plotly."
+    "`Dashboard` and the records helpers are imported on first use, so `import ddrl_lab` does not load ipywidgets and plotly."
     if name == "Dashboard":
         from ddrl_lab.dashboard import Dashboard
         return Dashboard
+    if name in ("shadow", "compare", "Progress", "MetricsServer"):
+        import ddrl_lab.records as records
+        return getattr(records, name)
     raise AttributeError(f"module 'ddrl_lab' has no attribute {name!r}")

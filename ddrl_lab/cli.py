@@ -24,10 +24,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="override one config key; repeatable")
     run.add_argument("--out", help="parent folder of the run directory (run.out)")
     run.add_argument("--quiet", action="store_true", help="print only the run directory")
+    run.add_argument("--metrics-port", type=int, metavar="PORT", help="serve Prometheus metrics on 127.0.0.1:PORT (0: a free port)")
     resume = sub.add_parser("resume", help="continue a stopped run in its own directory, from its newest checkpoint")
     resume.add_argument("run_dir", help="the run directory (it holds config.yaml, meta.json and checkpoints/)")
     resume.add_argument("--force", action="store_true", help="load a checkpoint even if another config wrote it")
     resume.add_argument("--quiet", action="store_true", help="print only the run directory")
+    resume.add_argument("--metrics-port", type=int, metavar="PORT", help="serve Prometheus metrics on 127.0.0.1:PORT (0: a free port)")
     sub.add_parser("presets", help="list the shipped presets")
     bench = sub.add_parser("bench", help="run benchmarks; print a table and write a JSON file")
     bench.add_argument("names", nargs="*", metavar="NAME",
@@ -38,11 +40,6 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--markdown", action="store_true", help="print the final table as Markdown")
     bench.add_argument("--show", metavar="RESULTS_JSON", help="print the table of an earlier results file; run nothing")
     return p
-
-def _progress(row: dict) -> str:
-    ret = row.get("episode_return_mean")
-    return (f"  env_steps {row['env_steps']:>9,}  return {'   n/a' if ret is None else f'{ret:6.1f}'}  "
-            f"{row['env_steps_per_s']:8,.0f} steps/s  version {row['policy_version']}")
 
 def cmd_run(args) -> int:
     from ddrl_lab.job import Job
@@ -65,16 +62,16 @@ def cmd_resume(args) -> int:
     return _follow(job, args)
 
 def _follow(job, args) -> int:
-    "Start (if needed) and follow a job to its end: progress lines, Ctrl-C stops it cleanly, the exit status."
+    """Start (if needed) and follow a job to its end: a progress bar (env steps, steps/s, return), an optional
+    Prometheus endpoint on 127.0.0.1, Ctrl-C stops the run cleanly; the exit status."""
+    from ddrl_lab.records import MetricsServer, Progress
     say = (lambda *a: None) if args.quiet else (lambda *a: print(*a, flush=True))
     job.start()
     say(f"run directory: {job.run_dir}")
+    server = MetricsServer(job, port=args.metrics_port) if args.metrics_port is not None else None
+    if server is not None: say(f"metrics: {server.url}")
     try:
-        shown = 0
-        while job.status == "running":
-            job.wait(timeout=2.0)
-            rows = job.log.rows
-            if len(rows) > shown: say(_progress(rows[-1])); shown = len(rows)
+        Progress(job, every_s=2.0, disable=args.quiet).run()
     except KeyboardInterrupt:
         job.stop()
         print(f"ddrl-lab: interrupted; the run was stopped and its records are in {job.run_dir}", file=sys.stderr)
@@ -82,6 +79,8 @@ def _follow(job, args) -> int:
     except Exception as e:
         print(f"ddrl-lab: training failed: {e!r}; see {job.run_dir / 'meta.json'}", file=sys.stderr)
         return 1
+    finally:
+        if server is not None: server.stop()
     say(f"{job.status}: report at {job.run_dir / 'report.html'}")
     if args.quiet: print(job.run_dir)
     return 0
