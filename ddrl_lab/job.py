@@ -146,6 +146,7 @@ class Job:
         if not self.replay: self.knobs["max_staleness"] = c.sync.max_staleness
         if self.channel is not None: self.knobs.update(high_watermark=c.channel.high_watermark, low_watermark=c.channel.low_watermark)
         if self.replay: self.knobs["replay_capacity"] = c.replay.capacity
+        if not (self.replay or self.plane or self.central): self.knobs["num_workers"] = c.topology.num_workers   # live in these loops
         if c.sync.mode == "soft" and self.plane: self.knobs.update(local_steps=c.sync.local_steps, window_ms=c.sync.window_ms)
         if self.central:
             self.knobs.pop("max_staleness", None)
@@ -294,11 +295,13 @@ class Job:
         """Barrier: weights out to every idle worker, one segment back from each, one update. With
         `sync.preempt_fraction` < 1 the round goes ahead once that fraction of workers has reported (DD-PPO's
         preemption); a straggler keeps its segment in flight and it joins a later round, one version behind."""
-        rt, n = self.runtime, len(self.runners)
-        need = max(1, math.ceil(self.config.sync.preempt_fraction * n))
+        rt = self.runtime
         inflight: dict = {}                                  # worker -> (meta, segment) refs still being produced
         while self._running():
             self._apply_knobs()
+            n = len(self.runners)                             # workers may be added or removed live
+            for i in [i for i in inflight if i >= n]: inflight.pop(i); self._lost(i)
+            need = max(1, math.ceil(self.config.sync.preempt_fraction * n))
             weights = rt.call(self.learner, "get_weights")
             for i, r in enumerate(self.runners):
                 if i not in inflight: inflight[i] = rt.call(r, "produce", weights, num_returns=2)
@@ -333,6 +336,12 @@ class Job:
         idle_since, n_batch = None, 0                                     # since when the learner has waited; size of the batch in flight
         while self._running():
             self._apply_knobs()
+            if len(self.runners) != n:                     # workers added or removed live
+                held.update({i: None for i in range(n, len(self.runners))})
+                n = len(self.runners)
+                for i in [i for i in held if i >= n]: del held[i]
+                for ref, (i, seg) in list(pending.items()):
+                    if i >= n: pending.pop(ref); ch.release(); self._lost(i)
             for i, since in list(held.items()):            # relaunch idle workers while there is room
                 if not ch.reserve(timeout=0):
                     if since is None: held[i] = time.monotonic()
@@ -471,13 +480,15 @@ class Job:
         every few milliseconds for the rows and the books."""
         rt, W = self.runtime, len(self.runners)
         steps = {i: rt.call(w, "first") for i, w in enumerate(self.runners)}
+        order = list(range(W))                               # longest-waiting first: a small batch serves all in turn
         collected_at = time.monotonic()
         while self._running():
             self._apply_knobs()
             cap = int(self.knobs["inference_batch"]) or W
             ready = set(rt.ready(list(steps.values()), timeout=0))
             if len(ready) < cap: ready = set(rt.ready(list(steps.values()), timeout=self.knobs["inference_timeout_ms"] / 1000.0))
-            ids = [i for i in sorted(steps) if steps[i] in ready][:cap]
+            ids = [i for i in order if steps[i] in ready][:cap]
+            order = [i for i in order if i not in ids] + ids
             if ids:
                 out = rt.call(self.learner, "act", *[steps[i] for i in ids], num_returns=len(ids))
                 for i, action in zip(ids, out if len(ids) > 1 else [out]): steps[i] = rt.call(self.runners[i], "step", action)
@@ -773,7 +784,7 @@ class Job:
                  "local_steps": "sync.local_steps", "window_ms": "sync.window_ms",
                  "high_watermark": "channel.high_watermark", "low_watermark": "channel.low_watermark",
                  "replay_capacity": "replay.capacity", "inference_batch": "topology.inference_batch",
-                 "inference_timeout_ms": "topology.inference_timeout_ms"}
+                 "inference_timeout_ms": "topology.inference_timeout_ms", "num_workers": "topology.num_workers"}
 
     def knob_specs(self) -> dict:
         "Each live knob: its config key, type, allowed range (from the config's validation) and current value."
@@ -816,12 +827,24 @@ class Job:
         if learner:            # the server (or the single learner) and every learner of the plane
             targets = [self.learner] + [lr for lr in self.learners if lr is not self.learner]
             self.runtime.get([self.runtime.call(t, "set_knobs", **learner) for t in targets])
+        if "num_workers" in changed: self._resize_workers(int(changed["num_workers"]))
         if "replay_capacity" in changed:          # each shard holds its share; shrinking evicts the oldest first
             S = len(self.shards)
             for s, sh in enumerate(self.shards):   # a shard restarting now gets it when its restart is noticed
                 try: self.runtime.get(self.runtime.call(sh, "set_knobs", capacity=_share(changed["replay_capacity"], S, s)))
                 except ActorDied: pass
         self.knobs.update(changed)
+
+    def _resize_workers(self, n: int) -> None:
+        """Add or remove acting workers while the job runs. A new worker gets its own env seeds (its index, as at
+        the start) and asks Ray for half a CPU, so it fits a cluster sized at start; a removed one is killed and
+        its segment in flight, if any, counted as lost."""
+        c = self.config
+        while len(self.runners) < n:
+            w = len(self.runners)
+            self.runners.append(self.runtime.spawn(EnvRunner, c, w, restartable=True, spread=True, num_cpus=0.5))
+            self.meta.setdefault("seeds", {}).setdefault("env", {})[w] = env_seeds(c.env, w, c.run.seed)
+        while len(self.runners) > n: self.runtime.kill(self.runners.pop())
 
     FAULTS = FAULT_NAMES
     def inject(self, fault: str, worker: int = 0, seconds: float = 0.05) -> None:

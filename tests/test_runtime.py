@@ -101,3 +101,24 @@ def test_exception_in_a_with_block_stops_the_job(tmp_path, ray_cluster):
             1 / 0
     assert job.status == "stopped" and _wait_gone(job) == []
     assert json.loads((job.run_dir / "meta.json").read_text())["status"] == "stopped"
+
+
+def test_workers_are_added_and_removed_live_on_ray(tmp_path, ray_cluster):
+    "num_workers is a live knob: a third Ray worker joins the running async job, then the job shrinks to one."
+    job = _spawned(Job("cartpole-ppo", {"sync.mode": "async", "algo.minibatch_size": 128, "run.total_env_steps": 10**8,
+                                        "run.target_return": None, "run.out": str(tmp_path)}).start())
+    deadline = time.monotonic() + 60
+    while len(job.metrics()) < 2 and time.monotonic() < deadline: time.sleep(0.2)
+    job.update(num_workers=3)
+    while job.produced_by_worker[2] < 3 and time.monotonic() < deadline + 60: time.sleep(0.2)
+    assert job.produced_by_worker[2] >= 3, dict(job.produced_by_worker)
+    job.update(num_workers=1)
+    time.sleep(2.0)
+    before = dict(job.produced_by_worker)
+    time.sleep(3.0)
+    after = dict(job.produced_by_worker)
+    job.stop()
+    assert after[0] > before[0] and after.get(1) == before.get(1) and after.get(2) == before.get(2)
+    assert job.metrics().knob_num_workers.iloc[-1] == 1 and _wait_gone(job) == []
+    b = job.books
+    assert b["produced"] == b["trained"] + b["rejected"] + b["dropped_stale"] + b["dropped_stop"] + b["lost_with_learner"], dict(b)
