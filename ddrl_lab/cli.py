@@ -112,5 +112,8 @@ def cmd_bench(args) -> int:
 
 def main(argv=None) -> int:
     "Entry point of the `ddrl-lab` command."
+    import signal, threading
+    if threading.current_thread() is threading.main_thread():   # SIGINT stops a run cleanly, even if the shell
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # that started us in the background ignored it
     args = build_parser().parse_args(argv)
     return {"run": cmd_run, "resume": cmd_resume, "presets": cmd_presets, "bench": cmd_bench}[args.command](args)

@@ -1,11 +1,16 @@
 """Shared fixtures: the repository paths and one local Ray cluster for the whole test session."""
 import os
+import signal
 import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# A shell without job control starts background commands with SIGINT ignored, and children inherit
+# that; the interrupt tests need Python's own handler (Ctrl-C -> KeyboardInterrupt), whoever started us.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 BIN = Path(sys.executable).parent
 
 
