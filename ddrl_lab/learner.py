@@ -132,6 +132,21 @@ class Learner:
             norms.append(self._step())
         return norms
 
+    def _fit(self, x: dict, batches) -> dict:
+        "`epochs` passes, one loss per index batch of `batches()` (called once a pass), through `optimize`; mean statistics."
+        stats = []
+        def losses():
+            for _ in range(int(self.knobs["epochs"])):
+                for idx in batches():
+                    loss, st = self._loss(x, idx); stats.append(st)
+                    yield loss
+        norms = self.optimize(losses())
+        return {**{k: float(np.mean([s[k] for s in stats])) for k in stats[0]}, "grad_norm": float(np.mean(norms))}
+
+    def _decoded(self, segments) -> list[Segment]:
+        "Segments as they arrived, decoded; the `None`s of segments their workers rejected are skipped."
+        return [self.codec.decode(s) if isinstance(s, Encoded) else s for s in segments if s is not None]
+
     # -- gradients in and out, for sync modes ------------------------------------------------------
     def batch_loss(self, *inputs) -> tuple[torch.Tensor, dict]:
         "This algorithm's loss on one whole batch (one forward pass, no step)."
@@ -248,7 +263,7 @@ class Learner:
 
     def _intake(self, segments, max_staleness: Optional[int]) -> tuple[dict, list]:
         "Decode, validate and staleness-check segments: the accounting part of an update, and the good segments."
-        segments = [self.codec.decode(s) if isinstance(s, Encoded) else s for s in segments if s is not None]
+        segments = self._decoded(segments)
         valid = self._accept(segments)
         fresh = lambda s: max_staleness is None or self.version - s.policy_version <= max_staleness
         good, stale = [s for s in valid if fresh(s)], [s for s in valid if not fresh(s)]
@@ -337,19 +352,11 @@ class PPOLearner(Learner):
                         dist.entropy().float(), self.knobs["clip_coef"], a.vf_coef, self.knobs["ent_coef"], **clip)
 
     def _train(self, b: Segment) -> dict:
-        x, stats = self._advantages(b), []
-        def losses():
-            for _ in range(int(self.knobs["epochs"])):
-                perm = torch.as_tensor(self.rng.permutation(b.num_steps), device=self.device)
-                for mb in perm.split(self.a.minibatch_size):
-                    loss, st = self._loss(x, mb); stats.append(st)
-                    yield loss
-        norms = self.optimize(losses())
-        return {**{k: float(np.mean([s[k] for s in stats])) for k in stats[0]}, "grad_norm": float(np.mean(norms))}
+        perm = lambda: torch.as_tensor(self.rng.permutation(b.num_steps), device=self.device).split(self.a.minibatch_size)
+        return self._fit(self._advantages(b), perm)
 
     def batch_loss(self, *segments) -> tuple[torch.Tensor, dict]:
-        b = concat_segments([self.codec.decode(s) if isinstance(s, Encoded) else s for s in segments])
-        return self._loss(self._advantages(b), slice(None))
+        return self._loss(self._advantages(concat_segments(self._decoded(segments))), slice(None))
 
 # %% ../nbs/07_learner.ipynb 13
 class IMPALALearner(Learner):
@@ -369,20 +376,13 @@ class IMPALALearner(Learner):
                            self.knobs["ent_coef"], rho_bar=a.rho_bar, c_bar=a.c_bar)
 
     def _train(self, b: Segment) -> dict:
-        x, stats = self._tensors(b), []
         T, M = b.shape
-        per = max(1, self.a.minibatch_size // T)          # whole trajectories per minibatch
-        def losses():
-            for _ in range(int(self.knobs["epochs"])):
-                for cols in torch.as_tensor(self.rng.permutation(M), device=self.device).split(per):
-                    loss, st = self._loss(x, cols); stats.append(st)
-                    yield loss
-        norms = self.optimize(losses())
-        return {**{k: float(np.mean([s[k] for s in stats])) for k in stats[0]}, "grad_norm": float(np.mean(norms))}
+        per = max(1, self.a.minibatch_size // T)          # whole trajectories (env columns) per minibatch
+        cols = lambda: torch.as_tensor(self.rng.permutation(M), device=self.device).split(per)
+        return self._fit(self._tensors(b), cols)
 
     def batch_loss(self, *segments) -> tuple[torch.Tensor, dict]:
-        b = concat_segments([self.codec.decode(s) if isinstance(s, Encoded) else s for s in segments])
-        return self._loss(self._tensors(b), slice(None))
+        return self._loss(self._tensors(concat_segments(self._decoded(segments))), slice(None))
 
 # %% ../nbs/07_learner.ipynb 15
 class DQNLearner(Learner):
