@@ -5,7 +5,9 @@
 # %% ../nbs/14_records.ipynb 2
 from __future__ import annotations
 
+import ast
 import bisect
+import difflib
 import http.server
 import json
 import math
@@ -27,10 +29,11 @@ from .config import Config, ConfigError, config_to_dict, load_config, parse_over
 from .metrics import summarize
 
 # %% auto 0
-__all__ = ['DIFF_IGNORE', 'SEED_KEYS', 'HEADLINE_KEYS', 'LATENCY_KEYS', 'LATENCY_BUCKETS_MS', 'flat_config', 'config_diff',
-           'RunRecord', 'read_rows', 'load_run', 'shadow_configs', 'align', 'first_divergence', 'same_curve',
-           'steps_to_target', 'ShadowResult', 'shadow', 'compare', 'compare_table', 'in_notebook', 'latest_row',
-           'Progress', 'metric_name', 'Histogram', 'MetricsServer', 'parse_prometheus']
+__all__ = ['DIFF_IGNORE', 'SEED_KEYS', 'HEADLINE_KEYS', 'INJECTED_HEADER', 'LATENCY_KEYS', 'LATENCY_BUCKETS_MS', 'flat_config',
+           'config_diff', 'RunRecord', 'read_rows', 'load_run', 'shadow_configs', 'align', 'first_divergence',
+           'same_curve', 'steps_to_target', 'ShadowResult', 'shadow', 'compare', 'compare_table', 'assigned_names',
+           'check_parameters', 'in_notebook', 'latest_row', 'Progress', 'metric_name', 'Histogram', 'MetricsServer',
+           'parse_prometheus']
 
 # %% ../nbs/14_records.ipynb 5
 DIFF_IGNORE = ("run.out", "run.ray_address")   # where a run was written, not what it ran
@@ -296,6 +299,41 @@ def compare_table(run_dirs, target: Optional[float] = None) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("run").astype(object)
 
 # %% ../nbs/14_records.ipynb 28
+INJECTED_HEADER = "# Parameters"   # papermill's first line in the cell it injects (Python kernels)
+
+def assigned_names(src: str) -> list[str]:
+    "Names bound at the top level of a cell's source (plain, annotated and augmented assignments), in order."
+    names = []
+    for node in ast.parse(src).body:
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []
+        for t in targets:
+            names += [n.id for n in ast.walk(t) if isinstance(n, ast.Name) and n.id not in names]
+    return names
+
+def check_parameters(history: Optional[list] = None) -> list[str]:
+    """Raise `ConfigError` if papermill injected a parameter the study's `parameters` cell does not declare.
+    `history`: the executed cells' sources in order (default: the kernel's `In`). Returns the injected names
+    (none when the notebook was run by hand)."""
+    if history is None:
+        try: from IPython import get_ipython
+        except ImportError: return []
+        ip = get_ipython()
+        history = list(ip.user_ns.get("In", [])) if ip is not None else []
+    at = next((i for i in range(len(history) - 1, 0, -1) if history[i].lstrip().startswith(INJECTED_HEADER)), None)
+    if at is None: return []
+    declared, injected = assigned_names(history[at - 1]), assigned_names(history[at])
+    unknown = [n for n in injected if n not in declared]
+    if unknown:
+        def one(n):
+            near = difflib.get_close_matches(n, declared, n=1)
+            return f"unknown parameter {n!r}" + (f" (did you mean {near[0]!r}?)" if near else "")
+        problems = [one(n) for n in unknown]
+        problems[-1] += f": this study's parameters are {', '.join(declared)}"
+        raise ConfigError(problems)
+    return injected
+
+# %% ../nbs/14_records.ipynb 31
 _LIVE = ("created", "running")
 
 def in_notebook() -> bool:
@@ -412,7 +450,7 @@ class Progress:
     def __enter__(self): return self.start()
     def __exit__(self, *exc): self.close()
 
-# %% ../nbs/14_records.ipynb 36
+# %% ../nbs/14_records.ipynb 39
 LATENCY_KEYS = ("sync_rtt_ms", "inference_latency_p50_ms")   # row keys turned into histograms when present
 LATENCY_BUCKETS_MS = (0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
 
@@ -448,7 +486,7 @@ def _copy(d) -> dict:
         except RuntimeError: continue
     return {}
 
-# %% ../nbs/14_records.ipynb 38
+# %% ../nbs/14_records.ipynb 41
 class MetricsServer:
     "A Prometheus text-format endpoint for a job's metrics, served from a daemon thread (see above)."
     def __init__(self, job, host: str = "127.0.0.1", port: int = 0,   # port 0: a free one (see `.port`, `.url`)

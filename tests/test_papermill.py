@@ -30,6 +30,16 @@ def test_quickstart_rejects_a_bad_parameter(tmp_path):
     assert not (tmp_path / "runs").exists()
 
 
+
+def test_quickstart_rejects_an_unknown_parameter_name(tmp_path):
+    "A misspelt `-p` name would otherwise be injected, ignored, and the study run with its default."
+    with pytest.raises(pm.PapermillExecutionError) as e:
+        pm.execute_notebook(str(QUICKSTART), str(tmp_path / "bad.ipynb"), kernel_name="python3", progress_bar=False,
+                            parameters=dict(runtime="serial", num_worker=4, out=str(tmp_path / "runs")))
+    assert "unknown parameter 'num_worker' (did you mean 'num_workers'?)" in str(e.value)
+    assert e.value.exec_count == 3              # parameters, injected parameters, then the first study cell
+    assert not (tmp_path / "runs").exists()
+
 SYNC_MODES = ROOT / "nbs" / "experiments" / "sync_modes.ipynb"
 
 
