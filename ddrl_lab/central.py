@@ -119,9 +119,8 @@ class CentralLearner:
         obs = np.concatenate([s["obs"] for s in steps])
         model = self.learner.model
         with torch.no_grad():                          # the learner's own parameters, read in place
-            dist = model.dist(torch.as_tensor(obs, device=self.learner.device))
-            action = torch.multinomial(dist.probs, 1, generator=self.gen if dist.probs.device.type == "cpu" else None).squeeze(1)
-            logp = dist.log_prob(action).float().cpu().numpy(); action = action.cpu().numpy()
+            action, logp = model.act(torch.as_tensor(obs, device=self.learner.device), self.gen)
+            logp = logp.float().cpu().numpy(); action = action.cpu().numpy()
         out, start = [], 0
         for s in steps:
             M = len(s["obs"]); tr = self.trajectories[s["worker_id"]]

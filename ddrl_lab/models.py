@@ -5,6 +5,8 @@
 # %% ../nbs/05_models.ipynb 2
 from __future__ import annotations
 
+from typing import Optional
+
 import gymnasium as gym
 import numpy as np
 import torch
@@ -12,8 +14,8 @@ from torch import nn
 from torch.distributions import Categorical
 
 # %% auto 0
-__all__ = ['TORSOS', 'layer_init', 'resolve_torso', 'torso_problems', 'torso_layers', 'prepare_obs', 'ActorCritic', 'QNetwork',
-           'space_problems', 'build_model', 'build_q_model', 'get_weights', 'set_weights']
+__all__ = ['TORSOS', 'layer_init', 'resolve_torso', 'torso_problems', 'torso_layers', 'prepare_obs', 'sample_rows', 'ActorCritic',
+           'QNetwork', 'space_problems', 'build_model', 'build_q_model', 'get_weights', 'set_weights']
 
 # %% ../nbs/05_models.ipynb 5
 def layer_init(layer: nn.Module, std: float = np.sqrt(2), bias: float = 0.0) -> nn.Module:
@@ -63,6 +65,10 @@ def prepare_obs(obs: torch.Tensor, scale: float = 1.0, channels_last: bool = Fal
     return x.contiguous(memory_format=torch.channels_last) if channels_last and x.dim() == 4 else x
 
 # %% ../nbs/05_models.ipynb 13
+def sample_rows(probs: torch.Tensor, generator: Optional[torch.Generator] = None) -> torch.Tensor:
+    "One index per row of `probs`, `(B, A) -> (B, 1)`; a `generator` drives draws on its own device only."
+    return torch.multinomial(probs, 1, generator=generator if generator is not None and generator.device == probs.device else None)
+
 class ActorCritic(nn.Module):
     "Policy logits and state value from separate torsos (or one shared), observations scaled by `scale`."
     def __init__(self, obs_shape: tuple, n_actions: int, hidden: int = 64, scale: float = 1.0,
@@ -86,6 +92,14 @@ class ActorCritic(nn.Module):
     def _x(self, obs: torch.Tensor) -> torch.Tensor: return self.torso(prepare_obs(obs, self.scale, self.channels_last))
     def value(self, obs: torch.Tensor) -> torch.Tensor: return self.critic(self._x(obs)).squeeze(-1)
     def dist(self, obs: torch.Tensor) -> Categorical: return Categorical(logits=self.actor(self._x(obs)))
+
+    def act(self, obs: torch.Tensor, generator: Optional[torch.Generator] = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Sampled actions and their log-probabilities: the numbers `dist` gives (the same draws from the same
+        `generator`), without building a `Categorical` on every env step, which costs as much as the forward pass."""
+        logits = self.actor(self._x(obs))
+        logp = logits - logits.logsumexp(-1, keepdim=True)
+        a = sample_rows(torch.softmax(logp, -1), generator)
+        return a.squeeze(1), logp.gather(1, a).squeeze(1)
 
 # %% ../nbs/05_models.ipynb 17
 class QNetwork(nn.Module):
@@ -116,13 +130,21 @@ class QNetwork(nn.Module):
 
     def value(self, obs: torch.Tensor) -> torch.Tensor: return self.q(obs).max(-1).values
 
-    def dist(self, obs: torch.Tensor) -> Categorical:
+    def probs(self, obs: torch.Tensor) -> torch.Tensor:
         "The epsilon-greedy policy: `epsilon / A` on every action, plus `1 - epsilon` on the greedy one."
         q = self.q(obs)
         eps = self.epsilon.to(q.dtype)
         probs = (eps / q.shape[-1]).expand_as(q).clone()
         probs.scatter_add_(-1, q.argmax(-1, keepdim=True), (1 - eps).expand(*q.shape[:-1], 1))
-        return Categorical(probs=probs)
+        return probs
+
+    def dist(self, obs: torch.Tensor) -> Categorical: return Categorical(probs=self.probs(obs))
+
+    def act(self, obs: torch.Tensor, generator: Optional[torch.Generator] = None) -> tuple[torch.Tensor, torch.Tensor]:
+        "Sampled actions and their log-probabilities under the epsilon-greedy policy (as `dist`, without building it)."
+        p = self.probs(obs)
+        a = sample_rows(p, generator)
+        return a.squeeze(1), p.gather(1, a).squeeze(1).log()
 
 # %% ../nbs/05_models.ipynb 23
 def space_problems(obs_space: gym.Space, action_space: gym.Space, torso: str = "auto") -> list[str]:

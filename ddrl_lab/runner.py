@@ -57,11 +57,9 @@ class EnvRunner:
         final_obs, final_index, ep_returns, ep_lengths = [], [], [], []
         for t in range(T):
             obs[t] = self.obs
-            with torch.no_grad():
-                dist = self.model.dist(torch.as_tensor(self.obs))
-                action = torch.multinomial(dist.probs, 1, generator=self.gen).squeeze(1)
-                logp[t] = dist.log_prob(action).numpy()
-            actions[t] = action.numpy()
+            with torch.inference_mode():
+                action, lp = self.model.act(torch.as_tensor(self.obs), self.gen)
+            actions[t], logp[t] = action.numpy(), lp.numpy()
             step = self.pool.step(action if self._device is None else action.to(self._device))
             self.obs, rewards[t] = to_numpy(step.obs), to_numpy(step.reward)
             terminated[t], truncated[t] = to_numpy(step.terminated), to_numpy(step.truncated)
