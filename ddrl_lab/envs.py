@@ -18,8 +18,9 @@ import numpy as np
 from .config import EnvConfig
 
 # %% auto 0
-__all__ = ['IPC_OVERHEAD_S', 'PoolStep', 'env_seed', 'env_seeds', 'make_single_env', 'EnvFn', 'InlinePool', 'ProcessPool',
-           'step_cost', 'choose_vectorization', 'make_env_pool', 'env_spaces', 'rollout', 'env_problems']
+__all__ = ['IPC_OVERHEAD_S', 'PLAIN_STATE_ENVS', 'PoolStep', 'env_seed', 'env_seeds', 'make_single_env', 'EnvFn', 'InlinePool',
+           'ProcessPool', 'step_cost', 'choose_vectorization', 'make_env_pool', 'env_spaces', 'rollout', 'env_state',
+           'set_env_state', 'env_problems']
 
 # %% ../nbs/01_envs.ipynb 5
 @dataclass
@@ -102,6 +103,17 @@ class InlinePool:
         self._ret[done], self._len[done] = 0, 0
         return PoolStep(obs.copy(), rew.copy(), term.copy(), trunc & ~term, final, ep_ret, ep_len)
 
+    def state_dict(self) -> Optional[dict]:
+        "The envs' states (see `env_state`) and the episode counters as plain data; None if an env's state cannot be read."
+        envs = [env_state(e) for e in self.envs]
+        if any(st is None for st in envs): return None
+        return dict(envs=envs, ret=self._ret.tolist(), len=self._len.tolist())
+
+    def load_state_dict(self, sd: dict) -> None:
+        "Continue from `state_dict()`: the next `step` is the one the saved pool would have taken."
+        for e, st in zip(self.envs, sd["envs"]): set_env_state(e, st)
+        self._ret[:], self._len[:] = sd["ret"], sd["len"]
+
     def close(self) -> None:
         for e in self.envs: e.close()
 
@@ -118,6 +130,8 @@ class ProcessPool:
     def reset(self, seeds: Sequence[int]) -> np.ndarray:
         self._ret[:], self._len[:] = 0, 0
         return self.vec.reset(seed=[int(s) for s in seeds])[0].copy()
+
+    def state_dict(self) -> None: return None   # the envs live in their own processes: their state is not read back
 
     def step(self, actions) -> PoolStep:
         obs, rew, term, trunc, info = self.vec.step(np.asarray(actions))
@@ -184,7 +198,45 @@ def rollout(pool, seeds: Sequence[int], steps: int, action_seed: int = 0) -> dic
         for k in ("obs", "reward", "terminated", "truncated"): out[k].append(np.asarray(st.__dict__[k]))
     return {k: np.stack(v) for k, v in out.items()}
 
-# %% ../nbs/01_envs.ipynb 30
+# %% ../nbs/01_envs.ipynb 26
+PLAIN_STATE_ENVS = ("gymnasium.envs.classic_control", "gymnasium.envs.toy_text")   # modules of envs whose state is all Python/NumPy data
+_SKIP = object()
+
+def _plain(v):
+    "`v` as plain data (numbers, strings, lists, dicts), or `_SKIP` if it is not state (spaces, specs, renderers)."
+    if v is None or isinstance(v, (bool, int, float, str)): return v
+    if isinstance(v, np.generic): return v.item()
+    if isinstance(v, np.ndarray) and v.dtype.kind in "biuf": return {"ndarray": v.tolist(), "dtype": str(v.dtype), "shape": list(v.shape)}
+    if isinstance(v, np.random.Generator): return {"rng": v.bit_generator.state}
+    if isinstance(v, (tuple, list)) and all(isinstance(x, (bool, int, float, np.generic)) for x in v):
+        return {"seq": [x.item() if isinstance(x, np.generic) else x for x in v], "tuple": isinstance(v, tuple)}
+    return _SKIP
+
+def _unplain(p):
+    if isinstance(p, dict) and "ndarray" in p: return np.array(p["ndarray"], dtype=p["dtype"]).reshape(p["shape"])
+    if isinstance(p, dict) and "rng" in p:
+        g = np.random.Generator(getattr(np.random, p["rng"]["bit_generator"])()); g.bit_generator.state = p["rng"]; return g
+    if isinstance(p, dict) and "seq" in p: return tuple(p["seq"]) if p["tuple"] else list(p["seq"])
+    return p
+
+def _layers(env: gym.Env) -> list:
+    out = [env]
+    while isinstance(out[-1], gym.Wrapper): out.append(out[-1].env)
+    return out
+
+def env_state(env: gym.Env) -> Optional[list]:
+    "Per layer of `env` (outermost first), its attributes that are state, as plain data; None if the env keeps state outside Python."
+    if not type(env.unwrapped).__module__.startswith(PLAIN_STATE_ENVS): return None
+    return [{k: p for k, v in vars(e).items() if (p := _plain(v)) is not _SKIP} for e in _layers(env)]
+
+def set_env_state(env: gym.Env, state: list) -> None:
+    "Put `env_state(...)` of an env of the same id and wrappers into `env`."
+    layers = _layers(env)
+    if len(layers) != len(state): raise ValueError(f"env state has {len(state)} layers, this env has {len(layers)}: not the same wrappers")
+    for e, st in zip(layers, state):
+        for k, p in st.items(): vars(e)[k] = _unplain(p)
+
+# %% ../nbs/01_envs.ipynb 34
 def env_problems(cfg: EnvConfig) -> list[str]:
     "Problems with `cfg.id` for its backend (unknown id, with a 'did you mean'), or []."
     import difflib

@@ -175,7 +175,9 @@ class Job:
     def resume(cls, run_dir, force: bool = False) -> "Job":
         """A job that continues the stopped run in `run_dir`: same directory, same config, the learner from its
         newest checkpoint, the books and metrics rows carried on. A checkpoint written under another config hash
-        is refused unless `force`. Env states are not in checkpoints: workers start fresh episodes from their seeds."""
+        is refused unless `force`. The checkpoint carries the loop's counters and return window and each worker's
+        state: envs whose state is plain data (classic control) go on mid-episode, others (ALE) start fresh episodes.
+        In serial or sync mode the resumed run then matches the uninterrupted one, row for row."""
         run_dir = Path(run_dir)
         for f in ("config.yaml", "meta.json"):
             if not (run_dir / f).is_file(): raise ConfigError([f"{str(run_dir)!r} is not a ddrl_lab run directory: {f} is missing."])
@@ -186,7 +188,12 @@ class Job:
         if job.hash != meta.get("config_hash") and not force:
             raise ConfigError([f"{str(run_dir / 'config.yaml')!r} hashes to {job.hash[:8]}, but the run was made with "
                                f"{str(meta.get('config_hash'))[:8]}: refusing to resume (use force to resume anyway)."])
-        job._resume = dict(dir=run_dir, meta=meta, force=force)
+        newest = sorted((run_dir / "checkpoints").glob("learner-v*.pt"))
+        driver = None
+        if newest:
+            import torch
+            driver = torch.load(newest[-1], map_location="cpu", weights_only=True).get("driver")
+        job._resume = dict(dir=run_dir, meta=meta, force=force, driver=driver)
         return job
 
     def start(self) -> "Job":
@@ -257,6 +264,9 @@ class Job:
                                               snapshot_dir=str(self.run_dir / "replay" / f"shard-{s}"), codec=c.channel.codec,
                                               num_cpus=0.5, restartable=True) for s in range(S)]
         self.runners = [self.runtime.spawn(EnvRunner, c, w, restartable=True, spread=True) for w in range(c.topology.num_workers)]
+        states = (self._resume or {}).get("driver", {}) or {}
+        if len(states.get("runners", [])) == len(self.runners):   # resumed: every worker goes on from its saved state
+            self.runtime.get([self.runtime.call(w, "load_state_dict", sd) for w, sd in zip(self.runners, states["runners"])])
 
     def cpus_needed(self) -> float:
         "Logical CPUs this job's actors ask Ray for (a local cluster is started with at least this many)."
@@ -278,7 +288,15 @@ class Job:
     def _loop(self) -> None:
         c = self.config
         self._rows, self._last_row, self._rowed_at = RowBuilder(c.run.return_window), None, (0, 0)
-        if self._resume is not None and self.log.rows:          # the counters go on from the last row written
+        driver = (self._resume or {}).get("driver")
+        if driver:                                               # the counters go on from the checkpoint
+            r = self._rows
+            r.env_steps, r.updates, r.version, r.episodes = driver["env_steps"], driver["updates"], driver["version"], driver["episodes"]
+            r.rejected, r.restarts, r._last_steps = driver["rejected"], driver["restarts"], r.env_steps
+            r.returns.extend(driver["returns"])
+            self.steps_by_worker = Counter({int(w): n for w, n in driver.get("steps_by_worker", {}).items()})
+            if self.log.rows: r.t0 -= float(self.log.rows[-1]["time_s"]); r._last_t = r.t0 + float(self.log.rows[-1]["time_s"])
+        elif self._resume is not None and self.log.rows:        # an older checkpoint: the counters go on from the last row written
             last, r = self.log.rows[-1], self._rows
             r.env_steps, r.updates, r.version = int(last["env_steps"]), int(last["learner_updates"]), int(last["policy_version"])
             r.restarts, r.rejected, r._last_steps = int(last.get("worker_restarts") or 0), int(last.get("rejected_segments") or 0), r.env_steps
@@ -758,12 +776,26 @@ class Job:
         tmp = self.run_dir / "meta.json.tmp"
         tmp.write_text(json.dumps(self.meta, indent=2)); tmp.replace(self.run_dir / "meta.json")
 
+    def _driver_state(self) -> dict:
+        """What the loop needs to go on exactly after a resume: the row counters, the return window, the books and
+        each worker's state (`EnvRunner.state_dict`; left out if a worker cannot answer). Plain data and tensors."""
+        r, d = getattr(self, "_rows", None), dict(books=dict(self.books))
+        if r is not None:
+            d.update(env_steps=r.env_steps, updates=r.updates, version=r.version, episodes=r.episodes, rejected=r.rejected,
+                     restarts=r.restarts, returns=[float(x) for x in r.returns],
+                     steps_by_worker={str(w): n for w, n in self.steps_by_worker.items()})
+        if not self.central and self.runners:
+            try: d["runners"] = self.runtime.get([self.runtime.call(w, "state_dict") for w in self.runners], timeout=30.0)
+            except Exception: pass
+        return d if r is not None else {}
+
     def _checkpoint(self) -> Optional[Path]:
         """Write the learner's state to checkpoints/ (write, then rename: never a half-written file).
         A failed write is counted and left for the next checkpoint; the run goes on."""
         import torch
         sd = self.runtime.get(self.runtime.call(self.learner, "state_dict"))
         sd["config_hash"] = self.hash                    # a resume under another config is refused unless forced
+        sd["driver"] = self._driver_state()
         if self.shards:                      # each replay shard snapshots itself (write, then rename) next to the learner
             try: self.runtime.get([self.runtime.call(sh, "snapshot") for sh in self.shards], timeout=60.0)
             except Exception as e: self.books["snapshot_failures"] += 1; self.meta["last_snapshot_error"] = repr(e)

@@ -111,6 +111,17 @@ class EnvRunner:
         return dict(worker_id=self.worker_id, env_steps=self.env_steps, segments=self.seq,
                     episodes=self.episodes, policy_version=self.version, rejected_segments=self.rejected)
 
-    def state_dict(self) -> dict: return dict(seq=self.seq, env_steps=self.env_steps, episodes=self.episodes, version=self.version)
-    def load_state_dict(self, sd: dict) -> None: self.seq, self.env_steps, self.episodes, self.version = sd["seq"], sd["env_steps"], sd["episodes"], sd["version"]
+    def state_dict(self) -> dict:
+        """Counters and the action sampler's RNG; with an inline pool of plain-state envs (see `env_state`) also the
+        envs and the current observations, so that a resumed worker continues its episodes. Plain data and tensors only."""
+        sd = dict(seq=self.seq, env_steps=self.env_steps, episodes=self.episodes, version=self.version, gen=self.gen.get_state())
+        pool = self.pool.state_dict() if hasattr(self.pool, "state_dict") else None
+        if pool is not None: sd.update(pool=pool, obs=torch.from_numpy(np.array(self.obs)))
+        return sd
+
+    def load_state_dict(self, sd: dict) -> None:
+        "Continue from `state_dict()` (the weights come with the next `collect`, whatever their version)."
+        self.seq, self.env_steps, self.episodes = sd["seq"], sd["env_steps"], sd["episodes"]
+        if "gen" in sd: self.gen.set_state(sd["gen"])
+        if "pool" in sd: self.pool.load_state_dict(sd["pool"]); self.obs = sd["obs"].numpy().copy()
     def close(self) -> None: self.pool.close()
