@@ -785,8 +785,8 @@ class Job:
                      restarts=r.restarts, returns=[float(x) for x in r.returns],
                      steps_by_worker={str(w): n for w, n in self.steps_by_worker.items()})
         if not self.central and self.runners:
-            try: d["runners"] = self.runtime.get([self.runtime.call(w, "state_dict") for w in self.runners], timeout=30.0)
-            except Exception: pass
+            try: d["runners"] = self.runtime.get([self.runtime.call(w, "state_dict") for w in self.runners], timeout=5.0)
+            except Exception: pass                       # a worker restarting: the resume starts all workers afresh
         return d if r is not None else {}
 
     def _checkpoint(self) -> Optional[Path]:
