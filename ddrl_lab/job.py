@@ -295,12 +295,12 @@ class Job:
             r.rejected, r.restarts, r._last_steps = driver["rejected"], driver["restarts"], r.env_steps
             r.returns.extend(driver["returns"])
             self.steps_by_worker = Counter({int(w): n for w, n in driver.get("steps_by_worker", {}).items()})
-            if self.log.rows: r.t0 -= float(self.log.rows[-1]["time_s"]); r._last_t = r.t0 + float(self.log.rows[-1]["time_s"])
         elif self._resume is not None and self.log.rows:        # an older checkpoint: the counters go on from the last row written
             last, r = self.log.rows[-1], self._rows
             r.env_steps, r.updates, r.version = int(last["env_steps"]), int(last["learner_updates"]), int(last["policy_version"])
             r.restarts, r.rejected, r._last_steps = int(last.get("worker_restarts") or 0), int(last.get("rejected_segments") or 0), r.env_steps
-            r.t0 -= float(last["time_s"]); r._last_t = r.t0 + float(last["time_s"])
+        if self._resume is not None and self.log.rows:          # the clock goes on from the last row written
+            r = self._rows; r.t0 -= float(self.log.rows[-1]["time_s"]); r._last_t = r.t0 + float(self.log.rows[-1]["time_s"])
         if self.central: self._loop_central()
         elif self.plane: (self._plane_sync if c.sync.mode == "sync" else self._plane_pipelined)()
         else: (self._loop_replay if self.replay else self._loop_async if c.sync.mode == "async" else self._loop_sync)()
@@ -779,15 +779,15 @@ class Job:
     def _driver_state(self) -> dict:
         """What the loop needs to go on exactly after a resume: the row counters, the return window, the books and
         each worker's state (`EnvRunner.state_dict`; left out if a worker cannot answer). Plain data and tensors."""
-        r, d = getattr(self, "_rows", None), dict(books=dict(self.books))
-        if r is not None:
-            d.update(env_steps=r.env_steps, updates=r.updates, version=r.version, episodes=r.episodes, rejected=r.rejected,
-                     restarts=r.restarts, returns=[float(x) for x in r.returns],
-                     steps_by_worker={str(w): n for w, n in self.steps_by_worker.items()})
+        r = getattr(self, "_rows", None)
+        if r is None: return {}                          # the loop never started: nothing to go on from
+        d = dict(books=dict(self.books), env_steps=r.env_steps, updates=r.updates, version=r.version, episodes=r.episodes,
+                 rejected=r.rejected, restarts=r.restarts, returns=[float(x) for x in r.returns],
+                 steps_by_worker={str(w): n for w, n in self.steps_by_worker.items()})
         if not self.central and self.runners:
             try: d["runners"] = self.runtime.get([self.runtime.call(w, "state_dict") for w in self.runners], timeout=5.0)
             except Exception: pass                       # a worker restarting: the resume starts all workers afresh
-        return d if r is not None else {}
+        return d
 
     def _checkpoint(self) -> Optional[Path]:
         """Write the learner's state to checkpoints/ (write, then rename: never a half-written file).
