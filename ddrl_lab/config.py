@@ -103,6 +103,8 @@ class SyncConfig:
     stale_policy: str = setting("drop", choices=("drop", "downweight"))  # async: what happens past it
     aggregation: str = setting("parameter-server", choices=("parameter-server", "allreduce", "hybrid"))  # parameter plane
     preempt_fraction: float = setting(1.0, lo=0.0, hi=1.0, lo_open=True)  # sync: a round proceeds once this fraction of workers reported (stragglers' segments join the next round)
+    balance_workers: bool = False  # sync: ask each worker for as many segments per round as it makes while the slowest makes one (measured), instead of one each
+    max_segments_per_worker: int = setting(4, lo=1, hi=1024)  # sync: the per-worker cap of a round when balancing (at most this many segments, i.e. steps, from one worker)
 
 @dataclass
 class ChannelConfig:

@@ -43,21 +43,26 @@ __all__ = ['IMPLEMENTED', 'FAULT_NAMES', 'plane_problems', 'parse_fault', 'check
 
 # %% ../nbs/12_job.ipynb 5
 IMPLEMENTED = {"algo.name": ("ppo", "impala", "dqn"), "topology.mode": ("co-located", "decoupled", "central-inference"),
-               "sync.aggregation": ("parameter-server", "allreduce")}
+               "sync.aggregation": ("parameter-server", "allreduce", "hybrid")}
 
 def plane_problems(cfg: Config) -> list[str]:
     "What this version cannot do with several learners or soft sync (the parameter plane, see `sync`)."
     s, t, p = cfg.sync, cfg.topology, []
-    if not (t.num_learners > 1 or s.mode == "soft"): return p
+    if not (t.num_learners > 1 or s.mode == "soft" or s.aggregation == "hybrid"): return p
     if cfg.algo.name == "dqn":
         p.append(f"algo.name = 'dqn' runs with one learner through replay: set topology.num_learners=1 and sync.mode=async "
                  f"(got {t.num_learners} learners, sync.mode {s.mode!r}).")
-    if s.aggregation == "allreduce":
-        if s.mode != "sync": p.append(f"sync.aggregation = 'allreduce' needs sync.mode = 'sync' (a barrier), got {s.mode!r}: use parameter-server.")
+    if s.aggregation == "allreduce" and s.mode != "sync":
+        p.append(f"sync.aggregation = 'allreduce' needs sync.mode = 'sync' (a barrier), got {s.mode!r}: use parameter-server, "
+                 f"or hybrid for asynchronous workers.")
+    if s.aggregation == "hybrid" and s.mode == "soft":
+        p.append("sync.aggregation = 'hybrid' all-reduces among the learners at every step; sync.mode = 'soft' averages "
+                 "local deltas through the parameter server instead: use sync.mode sync or async, or aggregation parameter-server.")
+    if s.aggregation in ("allreduce", "hybrid"):
         if cfg.run.runtime != "ray" and t.num_learners > 1:
-            p.append("sync.aggregation = 'allreduce' with several learners needs run.runtime = 'ray' (one process per learner).")
+            p.append(f"sync.aggregation = {s.aggregation!r} with several learners needs run.runtime = 'ray' (one process per learner).")
         if t.num_workers % t.num_learners:
-            p.append(f"sync.aggregation = 'allreduce' needs topology.num_workers ({t.num_workers}) divisible by topology.num_learners "
+            p.append(f"sync.aggregation = {s.aggregation!r} needs topology.num_workers ({t.num_workers}) divisible by topology.num_learners "
                      f"({t.num_learners}): every learner takes the same number of steps.")
     return p
 
@@ -137,7 +142,8 @@ class Job:
         self.learner_cls = learner_class(c)
         self.replay = c.replay.kind != "none"
         self.central = c.topology.mode == "central-inference"               # workers step, the learner acts for them
-        self.plane = not self.central and (c.topology.num_learners > 1 or c.sync.mode == "soft")   # several learners, one set of weights
+        self.plane = not self.central and (c.topology.num_learners > 1 or c.sync.mode == "soft"    # several learners, one set of weights
+                                           or c.sync.aggregation == "hybrid")
         self.learners: list = []            # the gradient / local-step learners of the plane (self.learner: their server)
         max_bytes = None if c.channel.max_mb is None else int(c.channel.max_mb * 2**20)
         self.channel = Channel(c.channel.capacity, c.channel.high_watermark, c.channel.low_watermark, max_bytes) \
@@ -152,6 +158,7 @@ class Job:
             self.knobs.pop("max_staleness", None)
             self.knobs.update(inference_batch=c.topology.inference_batch, inference_timeout_ms=c.topology.inference_timeout_ms)
         self._plane_stats: dict = {}        # sync_rtt_ms, barrier_wait_ms, grad lags ... for the next row
+        self._collect_s: dict = {}          # worker -> its seconds per segment (moving average), for balanced sync rounds
         self.books = Counter()              # produced, trained, rejected, dropped_stale, dropped_stop
         self.rejections: list[dict] = []    # provenance of the first rejected segments
         self.rejected_by_worker, self.produced_by_worker = Counter(), Counter()
@@ -240,14 +247,19 @@ class Job:
                                               force_checkpoint=force)
             self.runners = [self.runtime.spawn(EnvWorker, c, w, restartable=True, spread=True) for w in range(c.topology.num_workers)]
             return
-        if self.plane and c.sync.aggregation == "allreduce":     # L learners in one all-reduce group; learner 0 serves the weights
+        if self.plane and c.sync.aggregation in ("allreduce", "hybrid"):   # L learners in one all-reduce group
             self.learners = [self.runtime.spawn(self.learner_cls, c, obs_space, act_space, checkpoint_dir=ckpt if l == 0 else None,
                                                 force_checkpoint=force)
                              for l in range(c.topology.num_learners)]   # one CPU each: they compute in lockstep
-            self.learner = self.learners[0]
             if len(self.learners) > 1:
-                addr = self.runtime.get(self.runtime.call(self.learner, "address"))
+                addr = self.runtime.get(self.runtime.call(self.learners[0], "address"))
                 self.runtime.get([self.runtime.call(lr, "join_group", addr, l, len(self.learners)) for l, lr in enumerate(self.learners)])
+                w = self.runtime.call(self.learners[0], "get_weights")     # one starting point (learner 0 may have resumed)
+                self.runtime.get([self.runtime.call(lr, "set_weights", w, force=True) for lr in self.learners[1:]])
+            self.learner = self.learners[0]                       # allreduce: learner 0 serves the weights
+            if c.sync.aggregation == "hybrid":                    # hybrid: a parameter server serves what learner 0 publishes
+                self.learner = self.runtime.spawn(ParameterServer, c, obs_space, act_space, num_cpus=0)   # it only relays weights
+                self.runtime.get(self.runtime.call(self.learner, "publish", self.runtime.call(self.learners[0], "get_weights")))
         elif self.plane:                                         # a parameter server and L gradient / local-step learners
             self.learner = self.runtime.spawn(ParameterServer, c, obs_space, act_space, restartable=True, checkpoint_dir=ckpt,
                                               force_checkpoint=force, num_cpus=0.5)
@@ -272,6 +284,7 @@ class Job:
         "Logical CPUs this job's actors ask Ray for (a local cluster is started with at least this many)."
         c = self.config
         if self.plane and c.sync.aggregation == "allreduce": learners = c.topology.num_learners
+        elif self.plane and c.sync.aggregation == "hybrid": learners = c.topology.num_learners   # and a server that asks for none
         elif self.plane: learners = 0.5 + 0.5 * c.topology.num_learners
         else: learners = 1
         if self.central: learners = 1
@@ -302,7 +315,8 @@ class Job:
         if self._resume is not None and self.log.rows:          # the clock goes on from the last row written
             r = self._rows; r.t0 -= float(self.log.rows[-1]["time_s"]); r._last_t = r.t0 + float(self.log.rows[-1]["time_s"])
         if self.central: self._loop_central()
-        elif self.plane: (self._plane_sync if c.sync.mode == "sync" else self._plane_pipelined)()
+        elif self.plane and c.sync.mode == "sync": self._plane_sync()
+        elif self.plane: (self._plane_hybrid if c.sync.aggregation == "hybrid" else self._plane_pipelined)()
         else: (self._loop_replay if self.replay else self._loop_async if c.sync.mode == "async" else self._loop_sync)()
         if self._rowed_at != (self._rows.updates, self.books["produced"]): self._row()   # the final state
 
@@ -310,41 +324,63 @@ class Job:
         return not self._stop.is_set() and self._rows.env_steps < self.config.run.total_env_steps
 
     def _loop_sync(self) -> None:
-        """Barrier: weights out to every idle worker, one segment back from each, one update. With
+        """Barrier: weights out to every idle worker, its segments back from each, one update. With
         `sync.preempt_fraction` < 1 the round goes ahead once that fraction of workers has reported (DD-PPO's
-        preemption); a straggler keeps its segment in flight and it joins a later round, one version behind."""
+        preemption); a straggler keeps its segments in flight and they join a later round, one version behind.
+        Each worker makes one segment per round, or with `sync.balance_workers` its share (`worker_shares`)."""
         rt = self.runtime
-        inflight: dict = {}                                  # worker -> (meta, segment) refs still being produced
+        inflight: dict = {}                                  # worker -> [(meta, segment) refs] still being produced
         while self._running():
             self._apply_knobs()
             n = len(self.runners)                             # workers may be added or removed live
-            for i in [i for i in inflight if i >= n]: inflight.pop(i); self._lost(i)
+            for i in [i for i in inflight if i >= n]:
+                for _ in inflight.pop(i): self._lost(i)
             need = max(1, math.ceil(self.config.sync.preempt_fraction * n))
             weights = rt.call(self.learner, "get_weights")
-            for i, r in enumerate(self.runners):
-                if i not in inflight: inflight[i] = rt.call(r, "produce", weights, num_returns=2)
+            shares = self.worker_shares(n)
+            for i, r in enumerate(self.runners):              # a worker's calls run in order: its last one done, all are
+                if i not in inflight: inflight[i] = [rt.call(r, "produce", weights, num_returns=2) for _ in range(shares[i])]
             t0, got = time.monotonic(), []
             while len(got) < need:                            # the barrier (all of them, unless preempting)
-                waiting = {inflight[i][0]: i for i in inflight if i not in got}
+                waiting = {inflight[i][-1][0]: i for i in inflight if i not in got}
                 got += [waiting[ref] for ref in rt.ready(list(waiting), timeout=0.05)]
-            waiting = {inflight[i][0]: i for i in inflight if i not in got}
+            waiting = {inflight[i][-1][0]: i for i in inflight if i not in got}
             got += [waiting[ref] for ref in rt.ready(list(waiting), timeout=0)]   # and whoever else is done
             self._note_plane(barrier_wait_s=time.monotonic() - t0)
             if len(got) < n: self.books["preempted_rounds"] += 1
             segments = []
-            for i in sorted(got):                             # a dead worker's segment is lost; the round goes on without it
-                meta, seg = inflight.pop(i)
-                try: self._produced(rt.get(meta)); segments.append(seg)
-                except ActorDied: self._lost(i)
+            for i in sorted(got):                             # a dead worker's segments are lost; the round goes on without it
+                for meta, seg in inflight.pop(i):
+                    try: m = rt.get(meta)
+                    except ActorDied: self._lost(i); continue
+                    self._produced(m); segments.append(seg); self._note_collect(i, m)
+            self._note_plane(round_segments=len(segments))
             try: info = rt.get(rt.call(self.learner, "update", *segments, version_floor=self._rows.version))
             except ActorDied:                       # the learner died: this round's segments are lost, counted
                 self.books["lost_with_learner"] += len(segments); time.sleep(0.2); continue
             if self._trained(info): break
-        for i, (meta, seg) in inflight.items():               # stragglers' segments at the stop: produced, not trained
-            try: m = rt.get(meta, timeout=10.0)
-            except Exception: self._lost(i); continue
-            self._produced(m)
-            if "rejected" not in m: self.books["dropped_stop"] += 1
+        for i, calls in inflight.items():                     # stragglers' segments at the stop: produced, not trained
+            for meta, seg in calls:
+                try: m = rt.get(meta, timeout=10.0)
+                except Exception: self._lost(i); continue
+                self._produced(m)
+                if "rejected" not in m: self.books["dropped_stop"] += 1
+
+    def worker_shares(self, n: int) -> list[int]:
+        """Segments each of `n` workers makes in the next synchronous round: one each; with `sync.balance_workers`,
+        as many as it makes while the slowest makes one (from the seconds per segment each worker measured, a
+        moving average), at most `sync.max_segments_per_worker`, the per-worker cap. One each until all are measured."""
+        s = self.config.sync
+        secs = [self._collect_s.get(i) for i in range(n)]
+        if not s.balance_workers or None in secs: return [1] * n
+        slowest = max(secs)
+        return [int(min(s.max_segments_per_worker, max(1, math.floor(slowest / t + 0.25)))) for t in secs]
+
+    def _note_collect(self, worker: int, meta: dict) -> None:
+        "A worker's measured seconds per segment, as a moving average (what `worker_shares` balances on)."
+        if "collect_s" not in meta: return
+        old = self._collect_s.get(worker)
+        self._collect_s[worker] = meta["collect_s"] if old is None else 0.7 * old + 0.3 * meta["collect_s"]
 
     def _loop_async(self) -> None:
         "Decoupled through the channel (see above)."
@@ -521,9 +557,11 @@ class Job:
     def _plane_sync(self) -> None:
         """Barrier over learners: one segment from every worker, split into equal shares; each learner computes on
         its share; the parameter server applies the average (or, with all-reduce, every learner steps on the
-        averaged gradients itself). A dead worker's segment is lost and the round goes on without it."""
+        averaged gradients itself; hybrid: they all-reduce, then learner 0 publishes the new weights to the parameter
+        server the workers read from). A dead worker's segment is lost and the round goes on without it."""
         rt, L = self.runtime, len(self.learners)
-        allreduce = self.config.sync.aggregation == "allreduce"
+        hybrid = self.config.sync.aggregation == "hybrid"
+        allreduce = hybrid or self.config.sync.aggregation == "allreduce"
         while self._running():
             self._apply_knobs()
             weights = rt.call(self.learner, "get_weights")
@@ -540,7 +578,8 @@ class Job:
                 for r in rt.ready(waiting, timeout=0.05): waiting.remove(r); done_at.append(time.monotonic())
             try:
                 infos = rt.get(refs)
-                server = infos[0] if allreduce else rt.get(rt.call(self.learner, "apply_round", *refs))
+                server = rt.get(rt.call(self.learner, "publish", rt.call(self.learners[0], "get_weights"))) if hybrid \
+                    else infos[0] if allreduce else rt.get(rt.call(self.learner, "apply_round", *refs))
             except ActorDied:
                 self.books["lost_with_learner"] += len(segments); time.sleep(0.2); continue
             self._note_plane(rtt_s=[d - t0 for d in done_at], barrier_wait_s=max(done_at) - min(done_at))
@@ -620,6 +659,68 @@ class Job:
             if "rejected" not in meta: unapplied += 1
         self.books["dropped_stop"] += unapplied + len(ready)
 
+    def _plane_hybrid(self) -> None:
+        """hybrid, async: the parameter server faces the workers, all-reduce joins the learners. Workers run ahead on
+        the weights the server last published, keeping a short queue of segments filled; whenever the learners are
+        idle and the queue holds a share for each, they take one step in lockstep (all-reduce), and learner 0
+        publishes the new weights to the server. A segment more than `max_staleness` versions behind the server is
+        dropped here, before the round, so every learner gets the same number of segments (counted, with its lag)."""
+        rt = self.runtime
+        L, W = len(self.learners), len(self.runners)
+        per = max(1, W // L)                                   # segments per learner per step
+        weights = rt.call(self.learner, "get_weights")
+        version = self._rows.version
+        ready, pending, idle_workers = deque(), {}, set(range(W))
+        round_refs, t0, stale = None, 0.0, []
+        while self._running():
+            self._apply_knobs()
+            if len(ready) < 2 * per * L:                       # backpressure: a short queue, never a long one
+                for i in sorted(idle_workers):
+                    meta, seg = rt.call(self.runners[i], "produce", weights, num_returns=2); pending[meta] = (i, seg)
+                idle_workers.clear()
+            for ref in rt.ready(list(pending), timeout=0.002):
+                i, seg = pending.pop(ref); idle_workers.add(i)
+                try: meta = rt.get(ref)
+                except ActorDied: self._lost(i); continue
+                self._produced(meta)
+                if "rejected" not in meta: ready.append((meta["policy_version"], seg))
+            if round_refs is None:
+                while ready and version - ready[0][0] > self.knobs["max_staleness"]:
+                    stale.append(version - ready.popleft()[0])
+                if len(ready) >= per * L:
+                    segs = [ready.popleft() for _ in range(per * L)]
+                    lags = [version - v for v, _ in segs]
+                    round_refs = [rt.call(lr, "update", *[s for _, s in segs[l::L]]) for l, lr in enumerate(self.learners)]
+                    t0 = time.monotonic()
+            if round_refs is not None and len(rt.ready(round_refs, timeout=0.002)) == L:
+                refs, round_refs = round_refs, None
+                try:
+                    infos = rt.get(refs)
+                    server = rt.get(rt.call(self.learner, "publish", rt.call(self.learners[0], "get_weights")))
+                except ActorDied:
+                    self.books["lost_with_learner"] += per * L; continue
+                self._note_plane(rtt_s=[time.monotonic() - t0], grad_lags=lags)
+                weights, version = rt.call(self.learner, "get_weights"), server["policy_version"]
+                info = self._merge(infos, server)
+                info["dropped_stale"] += len(stale); info["dropped_lags"] += stale; stale = []
+                if self._trained(info): break
+        # wind down: the round in flight finishes and is counted; queued and in-flight segments are dropped at the stop
+        if round_refs is not None:
+            try:
+                infos = rt.get(round_refs)
+                self._trained(self._merge(infos, rt.get(rt.call(self.learner, "publish", rt.call(self.learners[0], "get_weights")))),
+                              final=True)
+            except ActorDied: self.books["lost_with_learner"] += per * L
+        self.books["dropped_stale"] += len(stale)
+        unapplied = len(ready)
+        for ref in rt.ready(list(pending), timeout=10.0):
+            i, seg = pending.pop(ref)
+            try: meta = rt.get(ref)
+            except ActorDied: self._lost(i); continue
+            self._produced(meta)
+            if "rejected" not in meta: unapplied += 1
+        self.books["dropped_stop"] += unapplied
+
     def _merge(self, infos: list[dict], server: dict) -> dict:
         "Several learners' results as one update result, with the server's version and identity."
         out = {k: sum(i[k] for i in infos) for k in ("segments", "rejected", "dropped_stale", "trained", "env_steps")}
@@ -629,10 +730,11 @@ class Job:
         out.update(policy_version=server["policy_version"], incarnation=server["incarnation"], restored_from=server["restored_from"])
         return out
 
-    def _note_plane(self, rtt_s=(), barrier_wait_s=None, grad_lags=()) -> None:
+    def _note_plane(self, rtt_s=(), barrier_wait_s=None, grad_lags=(), round_segments=None) -> None:
         p = self._plane_stats
         p.setdefault("rtt", []).extend(rtt_s); p.setdefault("lags", []).extend(grad_lags)
         if barrier_wait_s is not None: p.setdefault("barrier", []).append(barrier_wait_s)
+        if round_segments is not None: p.setdefault("round", []).append(round_segments)
 
     def _plane_row(self) -> dict:
         "Parameter-plane figures since the last row: learner round trips, barrier waits, gradient lags, stale counts."
@@ -640,8 +742,8 @@ class Job:
         mean = lambda xs, f=1.0: float(np.mean(xs)) * f if xs else math.nan
         b = self.books
         if not self.plane:
-            return dict(barrier_wait_ms=mean(p.get("barrier"), 1e3), preempted_rounds=b["preempted_rounds"]) \
-                if self.config.sync.mode == "sync" else {}
+            return dict(barrier_wait_ms=mean(p.get("barrier"), 1e3), preempted_rounds=b["preempted_rounds"],
+                        round_segments=mean(p.get("round"))) if self.config.sync.mode == "sync" else {}
         return dict(sync_rtt_ms=mean(p.get("rtt"), 1e3), barrier_wait_ms=mean(p.get("barrier"), 1e3),
                     grad_lag_mean=mean(p.get("lags")), grad_lag_max=int(max(p.get("lags") or [0])),
                     downweighted_stale=b["downweighted_stale"], late_pushes=b["late_pushes"], num_learners=len(self.learners))
@@ -793,7 +895,8 @@ class Job:
         """Write the learner's state to checkpoints/ (write, then rename: never a half-written file).
         A failed write is counted and left for the next checkpoint; the run goes on."""
         import torch
-        sd = self.runtime.get(self.runtime.call(self.learner, "state_dict"))
+        hybrid = self.config.sync.aggregation == "hybrid" and self.learners   # the server holds weights only: learner 0 the rest
+        sd = self.runtime.get(self.runtime.call(self.learners[0] if hybrid else self.learner, "state_dict"))
         sd["config_hash"] = self.hash                    # a resume under another config is refused unless forced
         sd["driver"] = self._driver_state()
         if self.shards:                      # each replay shard snapshots itself (write, then rename) next to the learner

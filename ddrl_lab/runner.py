@@ -81,6 +81,7 @@ class EnvRunner:
 
     def produce(self, weights: dict) -> tuple[dict, Optional[Encoded]]:
         "One segment, validated before it leaves the worker and encoded with `channel.codec`: `(meta, encoded)`, `None` if rejected."
+        t0 = time.perf_counter()
         seg = self.collect(weights)
         if self.delay_s: time.sleep(self.delay_s)
         if self.poison:   # fault drill: this worker's rewards turn to NaN
@@ -89,7 +90,7 @@ class EnvRunner:
         reason = validate_segment(seg, v.reward_range, v.obs_range, getattr(self.pool.single_action_space, "n", None))
         meta = dict(worker_id=self.worker_id, seq=seg.seq, policy_version=seg.policy_version, env_steps=seg.num_steps,
                     episode_returns=[float(r) for r in seg.episode_returns],
-                    incarnation=self.incarnation)
+                    incarnation=self.incarnation, collect_s=time.perf_counter() - t0)
         if reason is None:
             enc = self.codec.encode(seg)
             meta["nbytes"] = enc.nbytes

@@ -101,6 +101,12 @@ class ParameterServer:
         self.books["rounds"] += 1
         return dict(applied=len(results), late=late, **self._who())
 
+    def publish(self, weights: dict) -> dict:
+        "Hybrid: serve the weights the all-reduce learners agreed on (learner 0's), with their version, to the workers."
+        self.learner.set_weights(weights, force=True)
+        self.books["published"] += 1
+        return dict(applied=0, **self._who())
+
     def _who(self) -> dict:
         return dict(policy_version=self.version, incarnation=self.learner.incarnation, restored_from=self.learner.restored_from)
 

@@ -32,7 +32,8 @@ BAD_INPUTS = {
     "out of range": (["cartpole-ppo", "--set", "channel.high_watermark=1.5"], ["channel.high_watermark", "1.5", "at most 1.0"]),
     "contradiction": (["cartpole-ppo", "--set", "channel.low_watermark=0.95"], ["channel.low_watermark", "0.95", "below channel.high_watermark"]),
     "unknown preset": (["cartpole-dqn-nope"], ["unknown preset 'cartpole-dqn-nope'", "cartpole-ppo"]),
-    "not yet available": (["cartpole-ppo", "--set", "sync.aggregation=hybrid"], ["sync.aggregation", "'hybrid'", "not available yet"]),
+    "valid but not runnable": (["cartpole-ppo", "--set", "sync.mode=soft", "--set", "sync.aggregation=hybrid"],
+                               ["sync.aggregation", "'hybrid'", "sync.mode = 'soft'"]),
     "unknown env": (["cartpole-ppo", "--set", "env.id=CartPole-v7"], ["env.id", "'CartPole-v7'", "did you mean 'CartPole-v1'"]),
 }
 

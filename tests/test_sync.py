@@ -18,7 +18,9 @@ SPACES = (gym.spaces.Box(-1, 1, (3,)), gym.spaces.Discrete(2))
 MODES = {"sync-allreduce": {"sync.mode": "sync", "sync.aggregation": "allreduce"},
          "sync-ps": {"sync.mode": "sync", "sync.aggregation": "parameter-server"},
          "async-ps": {"sync.mode": "async", "sync.aggregation": "parameter-server", "sync.max_staleness": 4},
-         "soft-ps": {"sync.mode": "soft", "sync.aggregation": "parameter-server", "sync.local_steps": 4}}
+         "soft-ps": {"sync.mode": "soft", "sync.aggregation": "parameter-server", "sync.local_steps": 4},
+         "sync-hybrid": {"sync.mode": "sync", "sync.aggregation": "hybrid"},
+         "async-hybrid": {"sync.mode": "async", "sync.aggregation": "hybrid", "sync.max_staleness": 4}}
 
 
 def test_allreduce_two_learners_equal_one_learner_on_the_combined_batch(ray_cluster):
@@ -53,6 +55,26 @@ def test_a_sync_run_repeats_exactly(tmp_path, ray_cluster):
     for k, v in ckpts[0]["model"].items(): torch.testing.assert_close(v, ckpts[1]["model"][k], rtol=0, atol=0)
 
 
+def test_hybrid_serves_the_same_weights_as_allreduce(tmp_path, ray_cluster):
+    "hybrid only moves who serves the weights (a parameter server, fed by learner 0): a sync run takes the same steps as all-reduce."
+    models = {}
+    for mode in ("sync-allreduce", "sync-hybrid"):
+        job = _run(tmp_path, mode, **{"run.total_env_steps": 12_000, "run.target_return": None})
+        models[mode] = torch.load(sorted((job.run_dir / "checkpoints").glob("*.pt"))[-1], weights_only=True)
+    a, h = models["sync-allreduce"], models["sync-hybrid"]
+    assert a["version"] == h["version"] > 0
+    for k, v in a["model"].items(): torch.testing.assert_close(v, h["model"][k], rtol=0, atol=0)
+
+
+def test_async_hybrid_holds_its_staleness_window_and_balances_its_books(tmp_path, ray_cluster):
+    "Workers run ahead on published weights; with max_staleness=0 every segment trained on is current, the rest counted."
+    job = _run(tmp_path, "async-hybrid", **{"sync.max_staleness": 0, "run.total_env_steps": 20_000, "run.target_return": None})
+    df, b = job.metrics(), job.books
+    assert job.status == "finished" and df.learner_updates.iloc[-1] > 0
+    assert df.version_lag_max.max() == 0 and b["dropped_stale"] > 0        # lagging segments were dropped, not trained on
+    assert b["produced"] == b["trained"] + b["rejected"] + b["dropped_stale"] + b["dropped_stop"] + b["lost_with_learner"], dict(b)
+
+
 @pytest.mark.parametrize("window", [0, 1000])
 def test_async_staleness_window(window, tmp_path, ray_cluster):
     "max_staleness=0 applies no stale gradient; a wide window applies every one; the counters add up."
@@ -67,7 +89,7 @@ def test_async_staleness_window(window, tmp_path, ray_cluster):
         assert b["gradients_dropped"] == 0 and b["gradients_applied"] == b["gradients_pushed"]
 
 
-@pytest.mark.parametrize("mode", ["sync-allreduce", "async-ps", "soft-ps"])
+@pytest.mark.parametrize("mode", ["sync-allreduce", "async-ps", "soft-ps", "async-hybrid"])
 def test_each_mode_learns_cartpole_with_two_workers_and_two_learners(mode, tmp_path, ray_cluster):
     job = _run(tmp_path, mode, **{"run.total_env_steps": 300_000, "run.target_return": 475})
     df, b = job.metrics(), job.books
