@@ -36,19 +36,23 @@ class EnvWorker:
         self.incarnation = uuid.uuid4().hex[:12]
         self.env_steps = 0
 
-    def first(self) -> dict:
-        "The first observations, before any action."
-        return dict(worker_id=self.worker_id, incarnation=self.incarnation, obs=self.obs)
+    def ticket(self) -> dict:
+        "What the driver reads of each call (a few numbers): a worker that died shows here, its observations never pass the driver."
+        return dict(worker_id=self.worker_id, incarnation=self.incarnation, env_steps=self.env_steps)
 
-    def step(self, actions) -> dict:
-        "Step every env once; the outcome of these actions and the next observations."
+    def first(self) -> tuple[dict, dict]:
+        "`(ticket, step)`: the current observations, before any action (at the start, and after this worker restarted)."
+        return self.ticket(), dict(worker_id=self.worker_id, incarnation=self.incarnation, obs=self.obs)
+
+    def step(self, actions) -> tuple[dict, dict]:
+        "`(ticket, step)`: step every env once; the outcome of these actions and the next observations."
         dev = getattr(self.pool, "device", None)
         s = self.pool.step(torch.as_tensor(actions, device=dev) if dev is not None else np.asarray(actions))
         self.obs = to_numpy(s.obs)
         self.env_steps += len(self.obs)
-        return dict(worker_id=self.worker_id, incarnation=self.incarnation, obs=self.obs, reward=to_numpy(s.reward),
-                    terminated=to_numpy(s.terminated), truncated=to_numpy(s.truncated), final_obs=to_numpy(s.final_obs),
-                    episode_return=to_numpy(s.episode_return))
+        return self.ticket(), dict(worker_id=self.worker_id, incarnation=self.incarnation, obs=self.obs, reward=to_numpy(s.reward),
+                                   terminated=to_numpy(s.terminated), truncated=to_numpy(s.truncated),
+                                   final_obs=to_numpy(s.final_obs), episode_return=to_numpy(s.episode_return))
 
     def metrics(self) -> dict: return dict(worker_id=self.worker_id, env_steps=self.env_steps)
     def close(self) -> None: self.pool.close()
@@ -58,12 +62,19 @@ class Trajectory:
     "One worker's steps as the learner records them, until they make a segment of `T` steps."
     def __init__(self, worker_id: int, T: int):
         self.worker_id, self.T, self.seq = worker_id, T, 0
+        self.incarnation: Optional[str] = None       # of the worker process these steps came from
         self.clear()
 
     def clear(self) -> None:
         self.obs, self.actions, self.logp, self.versions = [], [], [], []
         self.rewards, self.terminated, self.truncated = [], [], []
         self.final_obs, self.final_index, self.returns = [], [], []
+
+    def drop(self) -> int:
+        "Forget the steps since the last segment (their worker restarted: its episodes did not go on); the env steps lost."
+        lost = sum(len(r) for r in self.rewards)
+        self.clear()
+        return lost
 
     def outcome(self, step: dict) -> None:
         "The outcome of the last recorded action: reward, episode ends (final observations of truncations)."
@@ -101,21 +112,31 @@ class CentralLearner:
         self.infos: list[dict] = []                    # update results not yet collected by the driver
         self.latency_ms, self.fill = deque(maxlen=2000), deque(maxlen=2000)
         self.step_lags: list[int] = []
+        self.lost_steps = 0                            # env steps dropped with the trajectories of restarted workers
 
     @property
     def version(self) -> int: return self.learner.version
 
-    def act(self, *steps: dict) -> list:
-        "Fold in each worker's last outcome, choose actions for all of them in one forward pass, train when a batch is ready."
+    def act(self, *steps: dict, version_floor: Optional[int] = None) -> list:
+        """Fold in each worker's last outcome, choose actions for all of them in one forward pass, train when a batch
+        is ready. A step that is not the outcome of this learner's last action for its worker (the worker restarted:
+        another incarnation, or its observations again; or this learner restarted and holds no action for it) starts a
+        new trajectory: the steps since the worker's last segment are dropped and counted (`lost_steps`).
+        `version_floor` (the last version the driver saw) keeps versions monotonic after a restart from a checkpoint."""
         t0 = time.perf_counter()
+        if version_floor is not None: self.learner.version = max(self.learner.version, version_floor)
         for s in steps:
             tr = self.trajectories.setdefault(s["worker_id"], Trajectory(s["worker_id"], self.cfg.algo.segment_length))
-            if "reward" in s:
+            awaited = "reward" in s and len(tr.obs) > len(tr.rewards) and tr.incarnation == s["incarnation"]
+            if not awaited:
+                self.lost_steps += tr.drop()
+            else:
                 tr.outcome(s)
                 seg = tr.segment(s["obs"])
                 if seg is not None:
                     self.step_lags += (self.version - tr.step_versions).ravel().tolist()
                     self.ready.append(seg)
+            tr.incarnation = s["incarnation"]
         obs = np.concatenate([s["obs"] for s in steps])
         model = self.learner.model
         with torch.no_grad():                          # the learner's own parameters, read in place
@@ -135,10 +156,11 @@ class CentralLearner:
             self.infos.append(info)
         return out if len(out) > 1 else out[0]
 
-    def collect(self) -> list[dict]:
-        "The update results since the last call (for the driver's rows and books)."
+    def collect(self) -> dict:
+        "The update results since the last call (for the driver's rows and books), and the env steps lost since then."
         infos, self.infos = self.infos, []
-        return infos
+        lost, self.lost_steps = self.lost_steps, 0
+        return dict(infos=infos, lost_steps=lost)
 
     def get_weights(self, env_steps: Optional[int] = None) -> dict: return self.learner.get_weights()
     def set_knobs(self, **knobs) -> dict: return self.learner.set_knobs(**knobs)

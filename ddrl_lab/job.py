@@ -254,12 +254,12 @@ class Job:
             if len(self.learners) > 1:
                 addr = self.runtime.get(self.runtime.call(self.learners[0], "address"))
                 self.runtime.get([self.runtime.call(lr, "join_group", addr, l, len(self.learners)) for l, lr in enumerate(self.learners)])
-                w = self.runtime.call(self.learners[0], "get_weights")     # one starting point (learner 0 may have resumed)
-                self.runtime.get([self.runtime.call(lr, "set_weights", w, force=True) for lr in self.learners[1:]])
+                sd = self.runtime.call(self.learners[0], "state_dict")    # one starting point: learner 0 may have resumed
+                self.runtime.get([self.runtime.call(lr, "load_state_dict", sd) for lr in self.learners[1:]])   # (optimizer too)
             self.learner = self.learners[0]                       # allreduce: learner 0 serves the weights
             if c.sync.aggregation == "hybrid":                    # hybrid: a parameter server serves what learner 0 publishes
-                self.learner = self.runtime.spawn(ParameterServer, c, obs_space, act_space, num_cpus=0)   # it only relays weights
-                self.runtime.get(self.runtime.call(self.learner, "publish", self.runtime.call(self.learners[0], "get_weights")))
+                self.learner = self.runtime.spawn(ParameterServer, c, obs_space, act_space, num_cpus=0, restartable=True)
+                self._publish()                                   # (it only relays weights: no CPU of its own)
         elif self.plane:                                         # a parameter server and L gradient / local-step learners
             self.learner = self.runtime.spawn(ParameterServer, c, obs_space, act_space, restartable=True, checkpoint_dir=ckpt,
                                               force_checkpoint=force, num_cpus=0.5)
@@ -531,25 +531,44 @@ class Job:
         """Workers step; the learner acts for them. Wait up to `inference_timeout_ms` for ready workers, send at most
         `inference_batch` of them (their step results, by reference: observations go worker -> learner, never through
         here) to one `act` call, and pass each returned action on to its worker. Update results are collected
-        every few milliseconds for the rows and the books."""
+        every few milliseconds for the rows and the books.
+
+        Each worker call returns a small ticket beside its step, and the driver reads only tickets. A call that
+        failed (its worker died, or the learner whose actions it waited for) shows in its ticket: that worker is
+        asked for its observations again, which Ray delivers once it has restarted the process; a new incarnation
+        is counted as a restart, and the learner drops and counts the steps the old process made since its last
+        segment (`lost_transitions`)."""
         rt, W = self.runtime, len(self.runners)
-        steps = {i: rt.call(w, "first") for i, w in enumerate(self.runners)}
+        calls = {i: rt.call(w, "first", num_returns=2) for i, w in enumerate(self.runners)}   # worker -> (ticket, step)
+        failing: dict = {}                                    # worker -> since when its calls fail
         order = list(range(W))                               # longest-waiting first: a small batch serves all in turn
         collected_at = time.monotonic()
         while self._running():
             self._apply_knobs()
             cap = int(self.knobs["inference_batch"]) or W
-            ready = set(rt.ready(list(steps.values()), timeout=0))
-            if len(ready) < cap: ready = set(rt.ready(list(steps.values()), timeout=self.knobs["inference_timeout_ms"] / 1000.0))
-            ids = [i for i in order if steps[i] in ready][:cap]
+            tickets = [calls[i][0] for i in order]
+            ready = set(rt.ready(tickets, timeout=0))
+            if len(ready) < cap: ready = set(rt.ready(tickets, timeout=self.knobs["inference_timeout_ms"] / 1000.0))
+            ids = []
+            for i in [i for i in order if calls[i][0] in ready][:cap]:
+                try: ticket = rt.get(calls[i][0])
+                except Exception as e:                       # the worker or the learner died under this call
+                    if time.monotonic() - failing.setdefault(i, time.monotonic()) > 120:
+                        raise RuntimeError(f"worker {i}: its calls have failed for 2 minutes, the last with {e!r}") from e
+                    calls[i] = rt.call(self.runners[i], "first", num_returns=2)
+                    continue
+                failing.pop(i, None); self._note_incarnation(i, ticket["incarnation"]); ids.append(i)
             order = [i for i in order if i not in ids] + ids
             if ids:
-                out = rt.call(self.learner, "act", *[steps[i] for i in ids], num_returns=len(ids))
-                for i, action in zip(ids, out if len(ids) > 1 else [out]): steps[i] = rt.call(self.runners[i], "step", action)
+                out = rt.call(self.learner, "act", *[calls[i][1] for i in ids], num_returns=len(ids), version_floor=self._rows.version)
+                for i, action in zip(ids, out if len(ids) > 1 else [out]): calls[i] = rt.call(self.runners[i], "step", action, num_returns=2)
             if time.monotonic() - collected_at >= 0.05 or not ids:
                 collected_at, done = time.monotonic(), False
-                for info in rt.get(rt.call(self.learner, "collect")):
-                    for meta in info.pop("produced"): self._produced(dict(meta, incarnation="central"))
+                try: got = rt.get(rt.call(self.learner, "collect"))
+                except ActorDied: continue                    # the learner is restarting: collect next time
+                self.books["lost_transitions"] += got["lost_steps"]
+                for info in got["infos"]:
+                    for meta in info.pop("produced"): self._produced(dict(meta, incarnation=self._incarnations.get(meta["worker_id"])))
                     if self._trained(info): done = True; break
                 if done: break
 
@@ -578,10 +597,10 @@ class Job:
                 for r in rt.ready(waiting, timeout=0.05): waiting.remove(r); done_at.append(time.monotonic())
             try:
                 infos = rt.get(refs)
-                server = rt.get(rt.call(self.learner, "publish", rt.call(self.learners[0], "get_weights"))) if hybrid \
-                    else infos[0] if allreduce else rt.get(rt.call(self.learner, "apply_round", *refs))
+                server = None if hybrid else infos[0] if allreduce else rt.get(rt.call(self.learner, "apply_round", *refs))
             except ActorDied:
                 self.books["lost_with_learner"] += len(segments); time.sleep(0.2); continue
+            if hybrid: server = self._publish()
             self._note_plane(rtt_s=[d - t0 for d in done_at], barrier_wait_s=max(done_at) - min(done_at))
             if self._trained(self._merge(infos, server)): break
 
@@ -685,8 +704,9 @@ class Job:
                 self._produced(meta)
                 if "rejected" not in meta: ready.append((meta["policy_version"], seg))
             if round_refs is None:
-                while ready and version - ready[0][0] > self.knobs["max_staleness"]:
-                    stale.append(version - ready.popleft()[0])
+                fresh = [(v, s) for v, s in ready if version - v <= self.knobs["max_staleness"]]
+                stale += [version - v for v, _ in ready if version - v > self.knobs["max_staleness"]]
+                ready = deque(fresh)
                 if len(ready) >= per * L:
                     segs = [ready.popleft() for _ in range(per * L)]
                     lags = [version - v for v, _ in segs]
@@ -694,11 +714,9 @@ class Job:
                     t0 = time.monotonic()
             if round_refs is not None and len(rt.ready(round_refs, timeout=0.002)) == L:
                 refs, round_refs = round_refs, None
-                try:
-                    infos = rt.get(refs)
-                    server = rt.get(rt.call(self.learner, "publish", rt.call(self.learners[0], "get_weights")))
-                except ActorDied:
-                    self.books["lost_with_learner"] += per * L; continue
+                try: infos = rt.get(refs)
+                except ActorDied: self.books["lost_with_learner"] += per * L; continue
+                server = self._publish()
                 self._note_plane(rtt_s=[time.monotonic() - t0], grad_lags=lags)
                 weights, version = rt.call(self.learner, "get_weights"), server["policy_version"]
                 info = self._merge(infos, server)
@@ -706,10 +724,7 @@ class Job:
                 if self._trained(info): break
         # wind down: the round in flight finishes and is counted; queued and in-flight segments are dropped at the stop
         if round_refs is not None:
-            try:
-                infos = rt.get(round_refs)
-                self._trained(self._merge(infos, rt.get(rt.call(self.learner, "publish", rt.call(self.learners[0], "get_weights")))),
-                              final=True)
+            try: self._trained(self._merge(rt.get(round_refs), self._publish()), final=True)
             except ActorDied: self.books["lost_with_learner"] += per * L
         self.books["dropped_stale"] += len(stale)
         unapplied = len(ready)
@@ -720,6 +735,16 @@ class Job:
             self._produced(meta)
             if "rejected" not in meta: unapplied += 1
         self.books["dropped_stop"] += unapplied
+
+    def _publish(self) -> dict:
+        """Hybrid: learner 0's weights to the parameter server the workers read from. A server that died is
+        restarted by the runtime (empty) and gets them again here: it holds nothing that is not on learner 0."""
+        rt = self.runtime
+        for attempt in range(100):
+            try: return rt.get(rt.call(self.learner, "publish", rt.call(self.learners[0], "get_weights")))
+            except ActorDied:
+                if attempt == 99: raise
+                time.sleep(0.1)
 
     def _merge(self, infos: list[dict], server: dict) -> dict:
         "Several learners' results as one update result, with the server's version and identity."
@@ -749,11 +774,14 @@ class Job:
                     downweighted_stale=b["downweighted_stale"], late_pushes=b["late_pushes"], num_learners=len(self.learners))
 
     # -- accounting -------------------------------------------------------------------------
+    def _note_incarnation(self, w: int, incarnation: str) -> None:
+        if self._incarnations.setdefault(w, incarnation) != incarnation:
+            self._incarnations[w] = incarnation                     # the worker came back after a restart
+            self.books["worker_restarts"] += 1; self._rows.restarts += 1
+
     def _produced(self, meta: dict) -> None:
         w = meta["worker_id"]
-        if self._incarnations.setdefault(w, meta["incarnation"]) != meta["incarnation"]:
-            self._incarnations[w] = meta["incarnation"]            # the worker came back after a restart
-            self.books["worker_restarts"] += 1; self._rows.restarts += 1
+        self._note_incarnation(w, meta["incarnation"])
         self.books["produced"] += 1; self.produced_by_worker[w] += 1; self.steps_by_worker[w] += meta["env_steps"]
         self._rows.produced(meta)
         if "rejected" in meta:
@@ -795,6 +823,7 @@ class Job:
             try: extra.update({k: v for k, v in self.runtime.get(self.runtime.call(self.learner, "metrics"), timeout=5.0).items()
                                if k.startswith("inference_")})
             except Exception: pass
+            extra["lost_transitions"] = self.books["lost_transitions"]
         extra.update(self._plane_row())
         b = self.books
         self.log.append(self._rows.row(**getattr(self, "_stats", {}), **extra, produced_segments=b["produced"],

@@ -58,6 +58,24 @@ def test_drill_during_a_ray_run(fault, kw, tmp_path, ray_cluster):
         assert b["checkpoint_failures"] + job.log.write_failures >= 1
 
 
+def test_central_inference_survives_a_killed_worker_and_a_killed_learner(tmp_path, ray_cluster):
+    """SEED-style: a dead env worker is asked for its observations again once Ray restarted it (its unfinished
+    trajectory is dropped and counted), and a dead learner comes back from its checkpoint; the run still solves."""
+    job = Job("cartpole-central", {"run.checkpoint_every": 5, "run.log_interval_s": 0.1, "run.out": str(tmp_path)}).start()
+    deadline = time.monotonic() + 90
+    while (not len(job.metrics()) or job.metrics().learner_updates.iloc[-1] < 8) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    job.inject("kill_worker", worker=1)
+    while job.books["worker_restarts"] < 1 and job.status == "running" and time.monotonic() < deadline: time.sleep(0.05)
+    job.inject("kill_learner")
+    job.wait()
+    df, b = job.metrics(), job.books
+    assert job.status == "finished" and df.episode_return_mean.iloc[-1] >= 475, (job.status, df.episode_return_mean.max(), dict(b))
+    assert b["worker_restarts"] == 1 and b["learner_restarts"] == 1, dict(b)
+    assert b["lost_transitions"] > 0 and df.lost_transitions.iloc[-1] == b["lost_transitions"]   # the dead worker's unfinished steps
+    assert df.policy_version.is_monotonic_increasing
+
+
 def test_a_node_dies_and_the_job_finishes_on_the_head_node(tmp_path):
     "ray.cluster_utils.Cluster: two nodes on this machine, in a subprocess with its own cluster."
     import json

@@ -2,6 +2,7 @@
 sync run repeats exactly, the async staleness window holds and its counters add up, soft sync
 learns and keeps its books, and all three modes learn CartPole with 2 workers and 2 learners."""
 import json
+import time
 
 import gymnasium as gym
 import numpy as np
@@ -67,10 +68,17 @@ def test_hybrid_serves_the_same_weights_as_allreduce(tmp_path, ray_cluster):
 
 
 def test_async_hybrid_holds_its_staleness_window_and_balances_its_books(tmp_path, ray_cluster):
-    "Workers run ahead on published weights; with max_staleness=0 every segment trained on is current, the rest counted."
-    job = _run(tmp_path, "async-hybrid", **{"sync.max_staleness": 0, "run.total_env_steps": 20_000, "run.target_return": None})
+    """Workers run ahead on published weights; with max_staleness=0 every segment trained on is current, the rest
+    counted. The server killed mid-run comes back empty and gets learner 0's weights again; the run goes on."""
+    job = Job("cartpole-impala", {**MODES["async-hybrid"], "topology.num_learners": 2, "topology.num_workers": 2,
+                                  "sync.max_staleness": 0, "run.total_env_steps": 30_000, "run.target_return": None,
+                                  "run.log_interval_s": 0.2, "run.out": str(tmp_path)}).start()
+    while len(job.metrics()) < 3: time.sleep(0.05)
+    job.inject("kill_learner")
+    job.wait()
     df, b = job.metrics(), job.books
-    assert job.status == "finished" and df.learner_updates.iloc[-1] > 0
+    assert job.status == "finished" and df.learner_updates.iloc[-1] > 0 and b["learner_restarts"] == 1, (job.status, dict(b))
+    assert df.policy_version.is_monotonic_increasing
     assert df.version_lag_max.max() == 0 and b["dropped_stale"] > 0        # lagging segments were dropped, not trained on
     assert b["produced"] == b["trained"] + b["rejected"] + b["dropped_stale"] + b["dropped_stop"] + b["lost_with_learner"], dict(b)
 
