@@ -35,6 +35,7 @@ class EnvWorker:
         self.obs = to_numpy(self.pool.reset(self.seeds))
         self.incarnation = uuid.uuid4().hex[:12]
         self.env_steps = 0
+        self.poison, self.delay_s = False, 0.0         # fault drills
 
     def ticket(self) -> dict:
         "What the driver reads of each call (a few numbers): a worker that died shows here, its observations never pass the driver."
@@ -50,9 +51,21 @@ class EnvWorker:
         s = self.pool.step(torch.as_tensor(actions, device=dev) if dev is not None else np.asarray(actions))
         self.obs = to_numpy(s.obs)
         self.env_steps += len(self.obs)
-        return self.ticket(), dict(worker_id=self.worker_id, incarnation=self.incarnation, obs=self.obs, reward=to_numpy(s.reward),
+        reward = to_numpy(s.reward)
+        if self.delay_s: time.sleep(self.delay_s)
+        if self.poison: reward = reward.astype(np.float32); reward[0] = np.nan
+        return self.ticket(), dict(worker_id=self.worker_id, incarnation=self.incarnation, obs=self.obs, reward=reward,
                                    terminated=to_numpy(s.terminated), truncated=to_numpy(s.truncated),
                                    final_obs=to_numpy(s.final_obs), episode_return=to_numpy(s.episode_return))
+
+    KNOBS = ("poison", "delay_s")
+    def set_knobs(self, **knobs) -> dict:
+        "Fault drills, as an `EnvRunner` has them: `poison` (a NaN reward every step from now on), `delay_s` (a straggler: added seconds per step)."
+        unknown = set(knobs) - set(self.KNOBS)
+        if unknown: raise ValueError(f"unknown worker knob(s) {sorted(unknown)}: expected {', '.join(self.KNOBS)}")
+        if "poison" in knobs: self.poison = bool(knobs["poison"])
+        if "delay_s" in knobs: self.delay_s = float(knobs["delay_s"])
+        return dict(poison=self.poison, delay_s=self.delay_s)
 
     def metrics(self) -> dict: return dict(worker_id=self.worker_id, env_steps=self.env_steps)
     def close(self) -> None: self.pool.close()

@@ -1015,7 +1015,7 @@ class Job:
         """Fault drills.
         - `poison`: worker `worker` emits NaN rewards from now on (its segments are rejected at the source);
         - `kill_worker`: its process dies; the runtime restarts it, it pulls the latest weights and goes on;
-        - `slow_worker`: it becomes a straggler, `seconds` slower per segment;
+        - `slow_worker`: it becomes a straggler, `seconds` slower per segment (per step under central inference);
         - `kill_replay_shard`: replay shard `worker` dies; the runtime restarts it from its last snapshot (taken with
           every checkpoint) and the transitions it lost since are counted (`replay_lost_transitions`);
         - `kill_learner`: the learner dies; the runtime restarts it and it continues from its run's newest
