@@ -6,6 +6,7 @@ family side by side with its throughput and books; at the end checks that no pro
 """
 import argparse
 import time
+from collections import Counter
 
 import psutil
 
@@ -22,7 +23,7 @@ def main():
     job = Job("cartpole-ppo", {"run.total_env_steps": 10**10, "run.target_return": None, "run.checkpoint_every": 200,
                                "run.out": "runs/fault_soak"}).start()
     print(f"{'t_s':>6} {'rss_mb':>8} {'procs':>6} {'restarts':>8} {'lost':>5} {'env_steps/s':>12} {'return':>7}", flush=True)
-    t0, next_kill, kills, seen, samples = time.monotonic(), args.kill_every, 0, set(), []
+    t0, next_kill, kills, seen, samples, by_name = time.monotonic(), args.kill_every, 0, set(), [], []
     try:
         while time.monotonic() - t0 < args.minutes * 60:
             time.sleep(args.every)
@@ -33,7 +34,7 @@ def main():
             df = job.metrics()
             if not len(df): continue
             r = df.iloc[-1]
-            m = rss_mb(procs); samples.append(m)
+            m = rss_mb(procs); samples.append(m); by_name.append(_by_name(procs))
             print(f"{t:6.0f} {m:8.0f} {len(procs):6d} {int(r.worker_restarts):8d} {int(r.lost_segments):5d} "
                   f"{r.env_steps_per_s:12.0f} {r.episode_return_mean:7.1f}", flush=True)
     finally:
@@ -49,6 +50,18 @@ def main():
     q = max(1, len(samples) // 4)
     print(f"memory: first quarter mean {sum(samples[:q]) / q:.0f} MB, last quarter mean {sum(samples[-q:]) / q:.0f} MB, "
           f"max {max(samples):.0f} MB; processes of the job left after stop: {len(left)}")
+    first, last = by_name[0], by_name[-1]
+    growth = sorted(((last[k] - first.get(k, 0.0), k) for k in last), reverse=True)[:5]
+    print("growth by process, first to last sample: " + ", ".join(f"{k} {d:+.0f} MB ({last[k]:.0f})" for d, k in growth))
+
+
+def _by_name(procs) -> Counter:
+    "Resident MiB per process name (Ray names its workers `ray::Class`), this process included as `driver`."
+    out = Counter(driver=psutil.Process().memory_info().rss / 2**20)
+    for p in procs:
+        try: out[p.name()] += p.memory_info().rss / 2**20
+        except psutil.Error: pass
+    return out
 
 
 if __name__ == "__main__":

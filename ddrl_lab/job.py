@@ -29,7 +29,7 @@ from .channel import Channel
 from .codecs import get_codec
 from .config import Config, ConfigError, config_hash, load_config, save_config
 from .envs import env_problems, env_seeds, env_spaces
-from .learner import learner_class
+from .learner import learner_class, newest_checkpoint
 from .replay_shard import ReplayShard, ShardBalancer
 from .sync import ParameterServer, SoftWindow
 from .central import CentralLearner, EnvWorker
@@ -195,11 +195,10 @@ class Job:
         if job.hash != meta.get("config_hash") and not force:
             raise ConfigError([f"{str(run_dir / 'config.yaml')!r} hashes to {job.hash[:8]}, but the run was made with "
                                f"{str(meta.get('config_hash'))[:8]}: refusing to resume (use force to resume anyway)."])
-        newest = sorted((run_dir / "checkpoints").glob("learner-v*.pt"))
-        driver = None
-        if newest:
+        newest, driver = newest_checkpoint(run_dir / "checkpoints"), None
+        if newest is not None:
             import torch
-            driver = torch.load(newest[-1], map_location="cpu", weights_only=True).get("driver")
+            driver = torch.load(newest, map_location="cpu", weights_only=True).get("driver")
         job._resume = dict(dir=run_dir, meta=meta, force=force, driver=driver)
         return job
 

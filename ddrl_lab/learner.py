@@ -26,10 +26,15 @@ from .segments import Segment, concat_segments, validate_segment
 from .targets import double_q_values, dqn_loss, vtrace_loss
 
 # %% auto 0
-__all__ = ['LEARNERS', 'resolve_device', 'bootstrap_values', 'Learner', 'PPOLearner', 'IMPALALearner', 'DQNLearner',
-           'learner_class']
+__all__ = ['LEARNERS', 'newest_checkpoint', 'resolve_device', 'bootstrap_values', 'Learner', 'PPOLearner', 'IMPALALearner',
+           'DQNLearner', 'learner_class']
 
 # %% ../nbs/07_learner.ipynb 4
+def newest_checkpoint(checkpoint_dir) -> Optional[Path]:
+    "The newest `learner-v*.pt` of a run's checkpoint folder (versions are zero-padded, so names sort), or None."
+    ckpts = sorted(Path(checkpoint_dir).glob("learner-v*.pt")) if checkpoint_dir else []
+    return ckpts[-1] if ckpts else None
+
 def resolve_device(name: str) -> torch.device:
     "`auto` means CUDA when there is one, else the CPU."
     if name == "auto": name = "cuda" if torch.cuda.is_available() else "cpu"
@@ -71,9 +76,9 @@ class Learner:
         self.codec = get_codec(cfg.channel.codec)   # how segments arrive from the workers
         self.incarnation = uuid.uuid4().hex[:12]     # new after every restart
         self.restored_from = None
-        ckpts = sorted(Path(checkpoint_dir).glob("learner-v*.pt")) if checkpoint_dir else []
-        if ckpts:   # a restarted learner continues from the newest checkpoint of its run
-            self.load_checkpoint(str(ckpts[-1])); self.restored_from = ckpts[-1].name
+        newest = newest_checkpoint(checkpoint_dir)
+        if newest is not None:   # a restarted learner continues from the newest checkpoint of its run
+            self.load_checkpoint(str(newest)); self.restored_from = newest.name
 
     def build(self, obs_space: gym.Space, action_space: gym.Space) -> torch.nn.Module:
         return build_model(obs_space, action_space, self.a.hidden_size, torso=self.a.model, shared=self.a.shared_torso)
