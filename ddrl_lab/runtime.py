@@ -9,7 +9,7 @@ import os
 from typing import Optional
 
 # %% auto 0
-__all__ = ['ActorDied', 'Done', 'Local', 'SerialRuntime', 'RayRuntime', 'make_runtime']
+__all__ = ['TASK_EVENTS_KEPT', 'ActorDied', 'Done', 'Local', 'SerialRuntime', 'RayRuntime', 'make_runtime']
 
 # %% ../nbs/11_runtime.ipynb 4
 class ActorDied(RuntimeError):
@@ -63,14 +63,20 @@ class SerialRuntime:
         for a in list(self.actors): self.kill(a)
 
 # %% ../nbs/11_runtime.ipynb 7
+TASK_EVENTS_KEPT = 2000   # tasks whose events the GCS of a cluster started here keeps (Ray's default: 100,000)
+
 class RayRuntime:
-    "Each component a Ray actor; `call` returns an `ObjectRef`."
+    """Each component a Ray actor; `call` returns an `ObjectRef`. A local cluster started here keeps the events of
+    its last `TASK_EVENTS_KEPT` tasks for the dashboard, not Ray's 100,000: a job makes hundreds of small calls a
+    second, and at the default the GCS grew by about 7 MB a minute for the first quarter hour or more
+    (`bench/fault_soak.py`). `RAY_task_events_max_num_task_in_gcs`, if set, wins."""
     name = "ray"
     def __init__(self, address: Optional[str] = None, num_cpus: Optional[int] = None):
         import ray
         self.ray, self.actors, self.owns_cluster = ray, [], False
         if not ray.is_initialized():
             if address is None:
+                os.environ.setdefault("RAY_task_events_max_num_task_in_gcs", str(TASK_EVENTS_KEPT))   # read by the GCS it starts
                 ray.init(num_cpus=max(num_cpus or 0, os.cpu_count() or 1), dashboard_host="127.0.0.1",
                          include_dashboard=True, log_to_driver=False, configure_logging=False)
             else:
