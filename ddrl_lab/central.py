@@ -84,8 +84,9 @@ class Trajectory:
         self.final_obs, self.final_index, self.returns = [], [], []
 
     def drop(self) -> int:
-        "Forget the steps since the last segment (their worker restarted: its episodes did not go on); the env steps lost."
-        lost = sum(len(r) for r in self.rewards)
+        """Forget the steps since the last segment (their worker restarted: its episodes did not go on); the env
+        steps lost: every observation recorded since, the one whose action was still out included."""
+        lost = sum(len(o) for o in self.obs)
         self.clear()
         return lost
 
