@@ -18,14 +18,14 @@ import torch
 from .config import Config
 from .envs import env_seeds, make_env_pool
 from .learner import learner_class
-from .runner import to_numpy
+from .runner import DrillKnobs, to_numpy
 from .segments import Segment
 
 # %% auto 0
 __all__ = ['EnvWorker', 'Trajectory', 'CentralLearner']
 
 # %% ../nbs/09b_central.ipynb 6
-class EnvWorker:
+class EnvWorker(DrillKnobs):   # drills: a NaN reward every step once poisoned; delay_s per step
     "Central inference: steps `env.num_envs` envs with the actions it is given; holds no policy."
     def __init__(self, cfg: Config, worker_id: int):
         self.cfg, self.worker_id = cfg, worker_id
@@ -57,15 +57,6 @@ class EnvWorker:
         return self.ticket(), dict(worker_id=self.worker_id, incarnation=self.incarnation, obs=self.obs, reward=reward,
                                    terminated=to_numpy(s.terminated), truncated=to_numpy(s.truncated),
                                    final_obs=to_numpy(s.final_obs), episode_return=to_numpy(s.episode_return))
-
-    KNOBS = ("poison", "delay_s")
-    def set_knobs(self, **knobs) -> dict:
-        "Fault drills, as an `EnvRunner` has them: `poison` (a NaN reward every step from now on), `delay_s` (a straggler: added seconds per step)."
-        unknown = set(knobs) - set(self.KNOBS)
-        if unknown: raise ValueError(f"unknown worker knob(s) {sorted(unknown)}: expected {', '.join(self.KNOBS)}")
-        if "poison" in knobs: self.poison = bool(knobs["poison"])
-        if "delay_s" in knobs: self.delay_s = float(knobs["delay_s"])
-        return dict(poison=self.poison, delay_s=self.delay_s)
 
     def metrics(self) -> dict: return dict(worker_id=self.worker_id, env_steps=self.env_steps)
     def close(self) -> None: self.pool.close()

@@ -618,16 +618,8 @@ class Job:
         while self._running():
             self._apply_knobs()
             k = int(self.knobs["local_steps"]) if soft else 1
-            if len(ready) < per * k * L:                       # backpressure: a short queue, never a long one
-                for i in sorted(idle_workers):
-                    meta, seg = rt.call(self.runners[i], "produce", weights, num_returns=2); pending[meta] = (i, seg)
-                idle_workers.clear()
-            for ref in rt.ready(list(pending), timeout=0.002):
-                i, seg = pending.pop(ref); idle_workers.add(i)
-                try: meta = rt.get(ref)
-                except ActorDied: self._lost(i); continue
-                self._produced(meta)
-                if "rejected" not in meta: ready.append(seg)
+            if len(ready) < per * k * L: self._launch(pending, idle_workers, weights)   # backpressure: a short queue
+            ready.extend(seg for _, seg in self._harvest(pending, idle_workers))
             while idle_learners and len(ready) >= per * k:
                 l = idle_learners.pop(0)
                 segs = [ready.popleft() for _ in range(per * k)]
@@ -692,16 +684,8 @@ class Job:
         round_refs, t0, stale = None, 0.0, []
         while self._running():
             self._apply_knobs()
-            if len(ready) < 2 * per * L:                       # backpressure: a short queue, never a long one
-                for i in sorted(idle_workers):
-                    meta, seg = rt.call(self.runners[i], "produce", weights, num_returns=2); pending[meta] = (i, seg)
-                idle_workers.clear()
-            for ref in rt.ready(list(pending), timeout=0.002):
-                i, seg = pending.pop(ref); idle_workers.add(i)
-                try: meta = rt.get(ref)
-                except ActorDied: self._lost(i); continue
-                self._produced(meta)
-                if "rejected" not in meta: ready.append((meta["policy_version"], seg))
+            if len(ready) < 2 * per * L: self._launch(pending, idle_workers, weights)   # backpressure: a short queue
+            ready.extend((meta["policy_version"], seg) for meta, seg in self._harvest(pending, idle_workers))
             if round_refs is None:
                 fresh = [(v, s) for v, s in ready if version - v <= self.knobs["max_staleness"]]
                 stale += [version - v for v, _ in ready if version - v > self.knobs["max_staleness"]]
@@ -734,6 +718,23 @@ class Job:
             self._produced(meta)
             if "rejected" not in meta: unapplied += 1
         self.books["dropped_stop"] += unapplied
+
+    def _launch(self, pending: dict, idle_workers: set, weights) -> None:
+        "Every idle worker starts a segment with `weights`; `pending` maps its meta ref to `(worker, segment ref)`."
+        for i in sorted(idle_workers):
+            meta, seg = self.runtime.call(self.runners[i], "produce", weights, num_returns=2); pending[meta] = (i, seg)
+        idle_workers.clear()
+
+    def _harvest(self, pending: dict, idle_workers: set) -> list:
+        "The `(meta, segment ref)` of every finished, accepted segment; its worker is idle again. Lost and rejected ones are counted."
+        out = []
+        for ref in self.runtime.ready(list(pending), timeout=0.002):
+            i, seg = pending.pop(ref); idle_workers.add(i)
+            try: meta = self.runtime.get(ref)
+            except ActorDied: self._lost(i); continue
+            self._produced(meta)
+            if "rejected" not in meta: out.append((meta, seg))
+        return out
 
     def _publish(self) -> dict:
         """Hybrid: learner 0's weights to the parameter server the workers read from. A server that died is

@@ -20,14 +20,24 @@ from .codecs import Encoded, get_codec
 from .segments import Segment, validate_segment
 
 # %% auto 0
-__all__ = ['to_numpy', 'EnvRunner']
+__all__ = ['to_numpy', 'DrillKnobs', 'EnvRunner']
 
 # %% ../nbs/08_runner.ipynb 4
 def to_numpy(x) -> np.ndarray:
     "NumPy view of a pool's output (torch backends return tensors, maybe on a device)."
     return x.cpu().numpy() if torch.is_tensor(x) else np.asarray(x)
 
-class EnvRunner:
+class DrillKnobs:
+    "The fault-drill knobs every acting worker has: `poison` (emit NaN rewards), `delay_s` (a straggler: added seconds per unit of work)."
+    KNOBS = ("poison", "delay_s")
+    def set_knobs(self, **knobs) -> dict:
+        unknown = set(knobs) - set(self.KNOBS)
+        if unknown: raise ValueError(f"unknown worker knob(s) {sorted(unknown)}: expected {', '.join(self.KNOBS)}")
+        if "poison" in knobs: self.poison = bool(knobs["poison"])
+        if "delay_s" in knobs: self.delay_s = float(knobs["delay_s"])
+        return dict(poison=self.poison, delay_s=self.delay_s)
+
+class EnvRunner(DrillKnobs):
     "Steps `env.num_envs` envs with versioned weights; `collect` returns one `Segment`."
     def __init__(self, cfg: Config, worker_id: int, num_threads: int = 1):
         torch.set_num_threads(num_threads)
@@ -99,14 +109,6 @@ class EnvRunner:
         meta["rejected"] = dict(worker_id=self.worker_id, seq=seg.seq, policy_version=seg.policy_version, reason=reason)
         return meta, None
 
-    KNOBS = ("poison", "delay_s")
-    def set_knobs(self, **knobs) -> dict:
-        "Live knobs of a worker, fault drills both: `poison` (emit NaN rewards), `delay_s` (a straggler: added seconds per segment)."
-        unknown = set(knobs) - set(self.KNOBS)
-        if unknown: raise ValueError(f"unknown worker knob(s) {sorted(unknown)}: expected {', '.join(self.KNOBS)}")
-        if "poison" in knobs: self.poison = bool(knobs["poison"])
-        if "delay_s" in knobs: self.delay_s = float(knobs["delay_s"])
-        return dict(poison=self.poison, delay_s=self.delay_s)
 
     def metrics(self) -> dict:
         return dict(worker_id=self.worker_id, env_steps=self.env_steps, segments=self.seq,
