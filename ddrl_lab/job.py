@@ -30,7 +30,7 @@ from .codecs import get_codec
 from .config import Config, ConfigError, config_hash, load_config, save_config
 from .envs import env_problems, env_seeds, env_spaces
 from .learner import learner_class, newest_checkpoint
-from .replay_shard import ReplayShard, ShardBalancer
+from .replay_shard import ReplayShard, ShardBalancer, route
 from .sync import ParameterServer, SoftWindow
 from .central import CentralLearner, EnvWorker
 from .models import space_problems
@@ -446,7 +446,8 @@ class Job:
 
     def _loop_replay(self) -> None:
         """Off-policy through sharded replay: workers always have a segment in flight; each finished segment goes
-        to the next shard (round-robin); the learner owes `updates_per_segment` gradient steps per segment once
+        to a shard by `route` (a worker always writes to the same shard when there are as many workers as shards,
+        so Atari frames are stored once across segments); the learner owes `updates_per_segment` gradient steps per segment once
         `learning_starts` transitions are in, and takes them in one call, sampling each shard in proportion to
         the priority mass the `ShardBalancer` last saw (refreshed every `rebalance_every` updates). New |TD|s go
         back to the shards as priorities. Workers are held back while the learner owes more than a few segments' steps."""
@@ -456,7 +457,7 @@ class Job:
         max_k = max(1, int(round(a.updates_per_segment * n)))      # gradient steps per learner call, at most
         weights = rt.call(self.learner, "get_weights", env_steps=0)
         pending, idle, update = {}, set(range(n)), None
-        owed, inserted, next_shard = 0.0, 0, 0
+        owed, inserted, sent = 0.0, 0, [0] * n                    # sent: segments each worker has sent to replay
         while self._running():
             self._apply_knobs()
             if owed <= 2 * max_k:                                 # backpressure: the learner must keep up
@@ -471,9 +472,9 @@ class Job:
                 self._produced(meta)
                 self._rows.returns.extend(meta.get("episode_returns", [])); self._rows.episodes += len(meta.get("episode_returns", []))
                 if "rejected" in meta: continue
-                rt.call(self.shards[next_shard], "add", seg)       # Ray keeps one caller's calls to an actor in order
-                self.books["in_replay"] += 1; self.replay_added[next_shard] += meta["env_steps"]
-                next_shard = (next_shard + 1) % S
+                s = route(i, sent[i], n, S); sent[i] += 1
+                rt.call(self.shards[s], "add", seg)                # Ray keeps one caller's calls to an actor in order
+                self.books["in_replay"] += 1; self.replay_added[s] += meta["env_steps"]
                 inserted += meta["env_steps"]
                 if inserted >= a.learning_starts: owed += a.updates_per_segment
             if update is not None and rt.ready([update], timeout=0):
@@ -512,7 +513,7 @@ class Job:
         ms = self.runtime.get([self.runtime.call(sh, "metrics") for sh in self.shards], timeout=30.0)
         if self._note_shard_restarts(ms): ms = self.runtime.get([self.runtime.call(sh, "metrics") for sh in self.shards], timeout=30.0)
         self.books["replay_lost_transitions"] = sum(max(0, self.replay_added[s] - m["added"]) for s, m in enumerate(ms))
-        self.meta["replay_shards"] = [{k: m[k] for k in ("replay_size", "replay_capacity", "added", "restored_from", "restored_items", "added_at_snapshot")}
+        self.meta["replay_shards"] = [{k: m[k] for k in ("replay_size", "replay_capacity", "added", "frames_stored", "restored_from", "restored_items", "added_at_snapshot")}
                                       for m in ms]
 
     def _note_shard_restarts(self, ms: list) -> bool:
@@ -842,6 +843,7 @@ class Job:
         except Exception: return {}
         self._note_shard_restarts(ms)
         return dict(replay_size=sum(m["replay_size"] for m in ms), replay_capacity=sum(m["replay_capacity"] for m in ms),
+                    replay_bytes=sum(m["replay_bytes"] for m in ms),
                     in_replay_segments=self.books["in_replay"], replay_shard_restarts=self.books["replay_shard_restarts"],
                     replay_lost_transitions=sum(max(0, self.replay_added[s] - m["added"]) for s, m in enumerate(ms)))
 

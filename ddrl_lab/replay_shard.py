@@ -5,6 +5,7 @@
 # %% ../nbs/04a_replay_shard.ipynb 2
 from __future__ import annotations
 
+import dataclasses
 import json
 import numbers
 import os
@@ -16,12 +17,12 @@ from typing import Mapping, Optional, Sequence
 import numpy as np
 
 from .codecs import Encoded, get_codec
-from .replay import PrioritizedSampler, RingStorage, UniformSampler, replay_age_mean
+from .replay import PrioritizedSampler, RingStorage, UniformSampler, _moved, replay_age_mean
 from .segments import Segment
 
 # %% auto 0
-__all__ = ['transitions', 'ReplayShard', 'allocate', 'ShardBalancer', 'merge_samples', 'sampling_tv_distance',
-           'stale_mass_experiment']
+__all__ = ['transitions', 'FrameRing', 'number_frames', 'most_frames', 'route', 'ReplayShard', 'allocate', 'ShardBalancer',
+           'merge_samples', 'sampling_tv_distance', 'stale_mass_experiment']
 
 # %% ../nbs/04a_replay_shard.ipynb 5
 def transitions(seg: Segment, n_step: int = 1, gamma: float = 0.99) -> dict[str, np.ndarray]:
@@ -53,6 +54,102 @@ def transitions(seg: Segment, n_step: int = 1, gamma: float = 0.99) -> dict[str,
                 policy_version=np.full(T * M, seg.policy_version, np.int64))
 
 # %% ../nbs/04a_replay_shard.ipynb 13
+class FrameRing:
+    "Frames stored once each, addressed by a number that only grows; the newest `slots` numbers stay readable."
+
+    def __init__(self, slots: int):
+        if slots < 1: raise ValueError(f"a frame ring needs at least one slot, got {slots}")
+        self.slots, self.added = int(slots), 0
+        self.data: Optional[np.ndarray] = None   # (slots, *frame_shape): frame number c sits at c % slots
+
+    @property
+    def oldest(self) -> int:
+        "The oldest frame number still readable."
+        return max(0, self.added - self.slots)
+
+    def readable(self, numbers) -> bool:
+        n = np.asarray(numbers)
+        return bool(n.size == 0 or (n.min() >= self.oldest and n.max() < self.added))
+
+    def put(self, frames) -> np.ndarray:
+        "Store `frames` (k, *frame_shape); returns their numbers."
+        frames = np.asarray(frames)
+        if self.data is None: self.data = np.empty((self.slots, *frames.shape[1:]), frames.dtype)
+        elif frames.shape[1:] != self.data.shape[1:]: raise ValueError(f"frame shape {frames.shape[1:]}, stored {self.data.shape[1:]}")
+        if len(frames) > self.slots: raise ValueError(f"{len(frames)} frames do not fit in {self.slots} slots")
+        numbers = self.added + np.arange(len(frames))
+        self.data[numbers % self.slots] = frames
+        self.added += len(frames)
+        return numbers
+
+    def get(self, numbers) -> np.ndarray:
+        "The frames numbered `numbers` (any shape), stacked on the last axes."
+        n = np.asarray(numbers, np.int64)
+        if not self.readable(n): raise IndexError(f"frame numbers outside the readable range [{self.oldest}, {self.added})")
+        return self.data[n % self.slots]
+
+    def reslot(self, slots: int, keep_from: int) -> None:
+        "A ring of `slots` slots that keeps the frames numbered `keep_from` and up (they must fit)."
+        keep = np.arange(max(keep_from, self.oldest), self.added)
+        if len(keep) > slots: raise ValueError(f"{len(keep)} frames to keep do not fit in {slots} slots")
+        if self.data is not None: self.data = _moved(self.data, slots, keep % self.slots, keep % slots)
+        self.slots = int(slots)
+
+    @property
+    def nbytes(self) -> int: return 0 if self.data is None else self.data.nbytes
+
+
+def _follow(stacks: np.ndarray, before: np.ndarray, before_numbers: np.ndarray, ring: FrameRing) -> np.ndarray:
+    "Frame numbers of `stacks` (k, S, H, W), each the stack after `before` (numbered `before_numbers`): a stack that is `before` moved on by one frame costs that frame, any other all of its frames."
+    k, S = stacks.shape[:2]
+    moved_on = (stacks[:, :-1] == before[:, 1:]).reshape(k, -1).all(1)
+    out = np.empty((k, S), np.int64)
+    out[moved_on, :-1] = before_numbers[moved_on, 1:]
+    out[moved_on, -1] = ring.put(stacks[moved_on, -1])
+    out[~moved_on] = ring.put(stacks[~moved_on].reshape(-1, *stacks.shape[2:])).reshape(-1, S)
+    return out
+
+
+def number_frames(seg: Segment, ring: FrameRing, tails: dict) -> Segment:
+    """`seg` with each frame stack (obs, next_obs, final_obs) replaced by the numbers of its frames in `ring`;
+    each frame not already there is put once. `tails` maps an env id to the numbers of the stack after its last
+    segment: a segment that goes on from there stores no new frame for its first stack."""
+    T, M = seg.shape
+    if seg.obs.ndim != 5: raise ValueError(f"frame stacks must have shape (T, M, stack, H, W), got obs {seg.obs.shape}")
+    S = seg.obs.shape[2]
+    ids = seg.env_ids if len(seg.env_ids) == M else (None,) * M
+    obs = np.empty((T, M, S), np.int64)
+    hit = np.zeros(M, bool)
+    for m, e in enumerate(ids):
+        tail = tails.get(e) if e is not None else None
+        if tail is not None and ring.readable(tail) and np.array_equal(ring.get(tail), seg.obs[0, m]):
+            obs[0, m], hit[m] = tail, True
+    obs[0, ~hit] = ring.put(seg.obs[0, ~hit].reshape(-1, *seg.obs.shape[3:])).reshape(-1, S)
+    for t in range(1, T): obs[t] = _follow(seg.obs[t], seg.obs[t - 1], obs[t - 1], ring)
+    next_obs = _follow(seg.next_obs, seg.obs[T - 1], obs[T - 1], ring)
+    flat, flat_n = seg.obs.reshape(T * M, *seg.obs.shape[2:]), obs.reshape(T * M, S)
+    final = (_follow(seg.final_obs, flat[seg.final_index], flat_n[seg.final_index], ring) if len(seg.final_index)
+             else np.zeros((0, S), np.int64))
+    for m, e in enumerate(ids):
+        if e is not None: tails[e] = next_obs[m].copy()
+    return dataclasses.replace(seg, obs=obs, next_obs=next_obs, final_obs=final)
+
+
+def most_frames(seg: Segment) -> int:
+    "The most frames `number_frames` can put for `seg`: every stack stored whole."
+    T, M = seg.shape
+    return seg.obs.shape[2] * (T * M + M + len(seg.final_index))
+
+
+def route(worker: int, seq: int, num_workers: int, num_shards: int) -> int:
+    """The shard for segment `seq` of `worker`. With at least as many workers as shards a worker always writes to
+    shard `worker % num_shards`, so a shard sees each env's frames in order; with fewer, each worker cycles
+    through its own shards."""
+    if num_workers >= num_shards: return worker % num_shards
+    return (worker + num_workers * seq) % num_shards
+
+
+# %% ../nbs/04a_replay_shard.ipynb 17
 def _check_capacity(capacity) -> int:
     if isinstance(capacity, bool) or not isinstance(capacity, numbers.Real) or not float(capacity).is_integer() or capacity < 1:
         raise ValueError(f"replay knob capacity must be a positive int, got {capacity!r}")
@@ -67,7 +164,7 @@ def _item(x):
     "A plain Python value from a value of a `state_dict` (0-d arrays after `np.load`)."
     return np.asarray(x).item()
 
-# %% ../nbs/04a_replay_shard.ipynb 14
+# %% ../nbs/04a_replay_shard.ipynb 18
 class ReplayShard:
     "One replay shard: segments in as n-step transitions, batches out with slots and tags, priorities back, snapshots to disk."
     KNOBS = ("capacity", "beta")
@@ -75,7 +172,8 @@ class ReplayShard:
 
     def __init__(self, shard_id: int = 0, capacity: int = 100_000, kind: str = "prioritized", alpha: float = 0.6,
                  beta: float = 0.4, recency_half_life: Optional[float] = None, n_step: int = 1, gamma: float = 0.99,
-                 seed: Optional[int] = None, snapshot_dir: Optional[str] = None, codec: str = "pickle5"):
+                 seed: Optional[int] = None, snapshot_dir: Optional[str] = None, codec: str = "pickle5",
+                 frames: Optional[bool] = None):
         if kind not in ("prioritized", "uniform"): raise ValueError(f"replay kind must be 'prioritized' or 'uniform', got {kind!r}")
         if not (isinstance(n_step, numbers.Integral) and n_step >= 1): raise ValueError(f"n_step must be an int >= 1, got {n_step!r}")
         if not 0 <= gamma <= 1: raise ValueError(f"gamma must be in [0, 1], got {gamma}")
@@ -85,6 +183,10 @@ class ReplayShard:
         self.seed = None if seed is None else np.random.SeedSequence([seed, self.shard_id])   # shards of one seed differ
         self.codec = get_codec(codec)
         self.storage = RingStorage(_check_capacity(capacity))
+        # Frame stacks (uint8, (stack, H, W) per item; `None`: decided by the first segment) are kept one frame
+        # at a time in `ring`, and items hold frame numbers; `tails` maps an env id to its last stack's numbers.
+        self.frames, self.ring, self.tails, self.frame_ring_grows = frames, None, {}, 0
+        self._floor, self._most = None, 0   # a lower bound of the frame numbers items use; the most frames one segment put
         self.sampler = self._make_sampler(self.storage.capacity)
         self.sampled = self.stale_priority_updates = self.snapshots = self.snapshots_skipped = 0
         self.last_versions = np.zeros(0, np.int64)         # policy versions of the last batch sampled
@@ -106,6 +208,8 @@ class ReplayShard:
         for seg in segments:
             if seg is None: continue
             if isinstance(seg, Encoded): seg = self.codec.decode(seg)
+            if self.frames is None: self.frames = bool(seg.obs.dtype == np.uint8 and seg.obs.ndim == 5)
+            if self.frames: seg = self._numbered(seg)
             items = transitions(seg, self.n_step, self.gamma)
             versions, cap = items.pop("policy_version"), self.storage.capacity
             for lo in range(0, len(versions), cap):   # more items than slots: the ring overwrites the first ones at once
@@ -121,6 +225,7 @@ class ReplayShard:
         if n > 0: index, info = self.sampler.sample(int(n))
         else: index, info = np.zeros(0, np.int64), {"weights": np.zeros(0, np.float32)}
         out = self.storage.get(index)
+        if self.ring is not None: out["obs"], out["boot_obs"] = self.ring.get(out["obs"]), self.ring.get(out["boot_obs"])
         out.update(index=index, weights=info["weights"], shard_id=np.full(len(index), self.shard_id, np.int64),
                    p_alpha=self.sampler.priority.get(index) if self.kind == "prioritized" else np.ones(len(index)),
                    mass=np.float64(self.mass()))
@@ -140,6 +245,34 @@ class ReplayShard:
         if held.any(): self.sampler.update_priorities(index[held], td[held])
         return int(held.sum())
 
+    # -- frames, each stored once -------------------------------------------------------------------
+    def _frame_floor(self) -> int:
+        "The oldest frame number a held item uses (the ring's next number when no item is held)."
+        n = len(self.storage)
+        if n == 0: return self.ring.added
+        return int(min(self.storage.data["obs"][:n].min(), self.storage.data["boot_obs"][:n].min()))
+
+    def _frame_slots(self, capacity: int) -> int:
+        "Ring slots for `capacity` items: one frame per item, 1/16 more, and room for two segments' worst case."
+        return capacity + capacity // 16 + 2 * self._most
+
+    def _numbered(self, seg: Segment) -> Segment:
+        "`seg` with frame numbers for stacks, after making sure its frames cannot overwrite any a held item or a tail uses."
+        need = most_frames(seg)
+        self._most = max(self._most, need)
+        if self.ring is None: self.ring = FrameRing(self._frame_slots(self.storage.capacity))
+        tails = [self.tails[e].min() for e in seg.env_ids if e in self.tails and self.ring.readable(self.tails[e])]
+        over = lambda floor: self.ring.added + need - self.ring.slots > min([floor, *tails])
+        if self._floor is None or over(self._floor): self._floor = self._frame_floor()
+        if over(self._floor):                          # more frames per item than planned: a larger ring
+            floor = min([self._floor, *tails])
+            self.ring.reslot(max(self._frame_slots(self.storage.capacity), (self.ring.added + need - floor) * 5 // 4), floor)
+            self.frame_ring_grows += 1
+        start = self.ring.added
+        out = number_frames(seg, self.ring, self.tails)
+        self._floor = min([self._floor, *tails, start])      # new items use tails' frames and new ones
+        return out
+
     def mass(self) -> float:
         "The total sampling mass: Σ p^α (times recency weights) for prioritized replay, the item count (or Σ recency weights) for uniform."
         if self.kind == "prioritized" or self.recency_half_life is not None: return self.sampler.tree.total
@@ -155,6 +288,9 @@ class ReplayShard:
         if capacity is not None and capacity != self.storage.capacity:
             src, dst = self.storage.resize(capacity)
             self.sampler.resize(capacity, src, dst)
+            if self.ring is not None:                  # keep the frames the items left use, in a ring sized for the new capacity
+                self._floor = self._frame_floor()
+                self.ring.reslot(max(self._frame_slots(capacity), self.ring.added - self._floor), self._floor)
         if beta is not None:
             self.beta = beta
             if self.kind == "prioritized": self.sampler.beta = beta   # uniform replay has no importance weights
@@ -167,6 +303,8 @@ class ReplayShard:
         m = dict(shard_id=self.shard_id, replay_size=len(self), replay_capacity=self.storage.capacity, added=self.storage.added,
                  sampled=self.sampled, mass=self.mass(), stale_priority_updates=self.stale_priority_updates,
                  snapshots=self.snapshots, snapshots_skipped=self.snapshots_skipped, incarnation=self.incarnation,
+                 replay_bytes=self.storage.nbytes + (self.ring.nbytes if self.ring is not None else 0),
+                 frames_stored=self.ring.added if self.ring is not None else 0, frame_ring_grows=self.frame_ring_grows,
                  restored_from=self.restored_from, restored_items=self.restored_items, added_at_snapshot=self.added_at_snapshot,
                  **{f"knob_{k}": v for k, v in self.knobs().items()})
         if current_version is not None: m["replay_age_mean"] = replay_age_mean(current_version, self.last_versions)
@@ -184,6 +322,9 @@ class ReplayShard:
                   rng=json.dumps(smp.rng.bit_generator.state))
         sd.update({f"data.{k}": a[:n].copy() for k, a in st.data.items()})
         if self.kind == "prioritized": sd.update(p_alpha=smp.priority.priorities[:n].copy(), max_priority=smp.max_priority)
+        if self.ring is not None and self.ring.data is not None:   # the frames the held items use, oldest first
+            floor = self._frame_floor()
+            sd.update(frames=self.ring.get(np.arange(floor, self.ring.added)), frames_from=floor, frame_slots=self.ring.slots)
         if smp.recency is not None:
             sd.update(recency_weight=smp.recency.weight[:n].copy(), recency_ref=np.nan if smp.recency.ref is None else smp.recency.ref)
         return sd
@@ -220,7 +361,13 @@ class ReplayShard:
             sampler.size = n
             if sampler.recency is not None: sampler.tree.set_all(weight)
         sampler.rng.bit_generator.state = json.loads(_item(sd["rng"]))
-        self.storage, self.sampler = storage, sampler
+        ring = None
+        if "frames" in sd:
+            if self.frames is False: raise ValueError(f"cannot restore replay shard {self.shard_id}: the state holds frames, this shard stores whole observations")
+            ring = FrameRing(int(_item(sd["frame_slots"])))
+            ring.added = int(_item(sd["frames_from"])); ring.put(np.asarray(sd["frames"]))
+        if ring is not None or n: self.frames = ring is not None
+        self.storage, self.sampler, self.ring, self.tails, self._floor = storage, sampler, ring, {}, None
         self.sampled, self.stale_priority_updates, self.snapshots = (int(_item(sd[k])) for k in ("sampled", "stale_priority_updates", "snapshots"))
 
     def _snapshot_files(self) -> list[Path]:
@@ -257,7 +404,7 @@ class ReplayShard:
             self.restored_from, self.restored_items, self.added_at_snapshot = path.name, len(self), self.storage.added
             return
 
-# %% ../nbs/04a_replay_shard.ipynb 32
+# %% ../nbs/04a_replay_shard.ipynb 38
 def allocate(masses, n: int, rng: np.random.Generator) -> np.ndarray:
     "Per-shard counts summing to `n`, drawn multinomially in proportion to `masses` (a shard of mass 0 gets none)."
     m = np.asarray(masses, np.float64).reshape(-1)
@@ -267,7 +414,7 @@ def allocate(masses, n: int, rng: np.random.Generator) -> np.ndarray:
     if not m.sum() > 0: raise ValueError("nothing to sample: every shard's mass is 0")
     return rng.multinomial(n, m / m.sum()).astype(np.int64)
 
-# %% ../nbs/04a_replay_shard.ipynb 35
+# %% ../nbs/04a_replay_shard.ipynb 41
 class ShardBalancer:
     "Per-shard counts for each batch, from shard masses refreshed every `rebalance_every` learner updates."
     KNOBS = ("rebalance_every",)
@@ -322,7 +469,7 @@ class ShardBalancer:
         self.set_knobs(rebalance_every=int(_item(sd["rebalance_every"])))
         self.rng.bit_generator.state = json.loads(_item(sd["rng"]))
 
-# %% ../nbs/04a_replay_shard.ipynb 38
+# %% ../nbs/04a_replay_shard.ipynb 44
 def merge_samples(batches: Sequence[Mapping], shares, beta: float) -> dict:
     "Shard batches as one batch, `weights` recomputed for the sharded draw: `(share_s · p_alpha / mass_s) ** -beta`, over the batch's largest."
     if not batches: raise ValueError("no shard batches to merge")
@@ -333,7 +480,7 @@ def merge_samples(batches: Sequence[Mapping], shares, beta: float) -> dict:
     out["weights"] = (w / w.max() if len(w) else w).astype(np.float32)
     return out
 
-# %% ../nbs/04a_replay_shard.ipynb 40
+# %% ../nbs/04a_replay_shard.ipynb 46
 def sampling_tv_distance(masses: Sequence[np.ndarray], stale_masses) -> float:
     "TV distance between sharded sampling with `stale_masses` (one per shard) and global sampling over the items' current `masses` (one array per shard)."
     now = np.array([np.sum(p) for p in masses], np.float64)
@@ -345,7 +492,7 @@ def sampling_tv_distance(masses: Sequence[np.ndarray], stale_masses) -> float:
     sharded = np.concatenate([share[s] * p / now[s] if now[s] > 0 else np.zeros(len(p)) for s, p in enumerate(masses)])
     return float(0.5 * np.abs(sharded - np.concatenate(masses) / now.sum()).sum())
 
-# %% ../nbs/04a_replay_shard.ipynb 43
+# %% ../nbs/04a_replay_shard.ipynb 49
 def stale_mass_experiment(periods=(1, 10, 100, 1000), num_shards: int = 4, items: int = 1024, batch: int = 256,
                           inserts: int = 16, updates: int = 2000, warmup: int = 0, alpha: float = 0.6,
                           seed: int = 0) -> dict[int, float]:
