@@ -34,7 +34,7 @@ def main():
             df = job.metrics()
             if not len(df): continue
             r = df.iloc[-1]
-            m = rss_mb(procs); samples.append(m); by_name.append(_by_name(procs))
+            m = rss_mb(procs); samples.append((t, m)); by_name.append(_by_name(procs))
             print(f"{t:6.0f} {m:8.0f} {len(procs):6d} {int(r.worker_restarts):8d} {int(r.lost_segments):5d} "
                   f"{r.env_steps_per_s:12.0f} {r.episode_return_mean:7.1f}", flush=True)
     finally:
@@ -47,13 +47,16 @@ def main():
     print(f"books: produced {b['produced']} = trained {b['trained']} + rejected {b['rejected']} + dropped {b['dropped_stale'] + b['dropped_stop']}"
           f" + lost_with_learner {b['lost_with_learner']}: "
           f"{'balanced' if b['produced'] == b['trained'] + b['rejected'] + b['dropped_stale'] + b['dropped_stop'] + b['lost_with_learner'] else 'NOT balanced'}")
-    q = max(1, len(samples) // 4)
-    print(f"memory: first quarter mean {sum(samples[:q]) / q:.0f} MB, last quarter mean {sum(samples[-q:]) / q:.0f} MB, "
-          f"max {max(samples):.0f} MB; processes of the job left after stop: {len(left)}")
-    first, last = by_name[0], by_name[-1]
+    # A killed worker comes back as a fresh process that has not loaded torch yet: the total dips for a sample or
+    # two. So each window's figure is its largest sample, and processes are compared from the 5-minute mark on.
+    print("memory, largest sample in each 5-minute window: " + ", ".join(
+        f"{int(w * 5)}-{int(w * 5 + 5)} min {max(m for (t, m) in samples if t // 300 == w):.0f} MB"
+        for w in sorted({t // 300 for t, _ in samples})) + f"; processes of the job left after stop: {len(left)}")
+    warm = next((i for i, (t, _) in enumerate(samples) if t >= 300), 0)
+    first, last = by_name[warm], by_name[-1]
     growth = sorted(((last[k] - first.get(k, 0.0), k) for k in last), reverse=True)[:5]
-    print("growth by process, first to last sample: " + ", ".join(f"{k} {d:+.0f} MB ({last[k]:.0f})" for d, k in growth))
-
+    print(f"growth by process from {samples[warm][0] / 60:.0f} min to the end: "
+          + ", ".join(f"{k} {d:+.0f} MB ({last[k]:.0f})" for d, k in growth))
 
 def _by_name(procs) -> Counter:
     "Resident MiB per process name (Ray names its workers `ray::Class`), this process included as `driver`."

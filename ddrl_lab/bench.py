@@ -264,8 +264,9 @@ class PlainProcessPool:
     def __exit__(self, *exc): self.close()
 
 # %% ../nbs/16_bench.ipynb 23
-def fixed_weights(cfg) -> dict:
-    "Weights (version 0) of the policy an `EnvRunner` of `cfg` builds, from seed 0."
+def fixed_weights(cfg, uniform: bool = False) -> dict:
+    "Weights (version 0) of the policy an `EnvRunner` of `cfg` builds, from seed 0; `uniform`: no policy, uniform random actions."
+    if uniform: return {"version": 0, "params": None}
     import torch
     from ddrl_lab.envs import env_spaces
     from ddrl_lab.models import build_model, build_q_model, get_weights
@@ -276,23 +277,23 @@ def fixed_weights(cfg) -> dict:
         build_model(*spaces, a.hidden_size, torso=a.model, shared=a.shared_torso)
     return {"version": 0, "params": get_weights(model)}
 
-def runner_rate(cfg, seconds: float) -> float:
+def runner_rate(cfg, seconds: float, uniform: bool = False) -> float:
     "Env steps per second of one `EnvRunner` of `cfg` producing segments in this process (one torch thread)."
     from ddrl_lab.runner import EnvRunner
-    runner, w = EnvRunner(cfg, 0), fixed_weights(cfg)
+    runner, w = EnvRunner(cfg, 0), fixed_weights(cfg, uniform)
     try: return timed(lambda i: runner.produce(w), cfg.algo.segment_length * cfg.env.num_envs, seconds, warmup=1)
     finally: runner.close()
 
 class RayRunners:
-    "`n` `EnvRunner` actors of `cfg` on the Ray runtime, weights fixed, the learner idle."
-    def __init__(self, cfg, n: int, start_timeout: float = 300.0):
+    "`n` `EnvRunner` actors of `cfg` on the Ray runtime, weights fixed (`uniform`: no policy), the learner idle."
+    def __init__(self, cfg, n: int, start_timeout: float = 300.0, uniform: bool = False):
         from ddrl_lab.runner import EnvRunner
         from ddrl_lab.runtime import RayRuntime
         ensure_ray()
         self.rt = RayRuntime()        # joins the running cluster
-        self.weights = self.rt.ray.put(fixed_weights(cfg))
-        # half a logical CPU each, so that the 3 sets of runners `sampling` keeps can all be placed (placement only)
-        self.actors = [self.rt.spawn(EnvRunner, cfg, w, num_cpus=0.5) for w in range(n)]
+        self.weights = self.rt.ray.put(fixed_weights(cfg, uniform))
+        # a quarter of a logical CPU each, so that the 5 sets of runners `sampling` keeps can all be placed (placement only)
+        self.actors = [self.rt.spawn(EnvRunner, cfg, w, num_cpus=0.25) for w in range(n)]
         self.rt.get([self.rt.call(a, "produce", self.weights, num_returns=2)[0] for a in self.actors], timeout=start_timeout)
 
     def rate(self, seconds: float) -> float:
@@ -368,6 +369,8 @@ def bench_sampling(rec: Recorder) -> None:
         vec_wide.reset(seed=0)
         wacts = np.random.default_rng(0).integers(2, size=(256, W * 8 * M))
         ray_pong = stack.enter_context(RayRunners(pong, W))
+        ray_cp_u = stack.enter_context(RayRunners(cp, W, uniform=True))
+        ray_pong_u = stack.enter_context(RayRunners(pong, W, uniform=True))
         for i in range(rec.repeats):
             rec.say(f"  repeat {i + 1}/{rec.repeats}")
             rec.measure("CartPole plain loop, 1 env", "steps/s", lambda: timed(cp_step, 1, S))
@@ -378,6 +381,8 @@ def bench_sampling(rec: Recorder) -> None:
                         lambda: timed(lambda k: vec.step(vacts[k & 255]), W * M, S))
             rec.measure(f"CartPole EnvRunner x{M}, in process", "steps/s", lambda: runner_rate(cp, S))
             rec.measure(f"CartPole Ray EnvRunner x{W} ({M} envs each)", "steps/s", lambda: ray_cp.rate(S))
+            rec.measure(f"CartPole EnvRunner x{M}, in process, uniform actions", "steps/s", lambda: runner_rate(cp, S, uniform=True))
+            rec.measure(f"CartPole Ray EnvRunner x{W} ({M} envs each), uniform actions", "steps/s", lambda: ray_cp_u.rate(S))
             rec.measure(f"CartPole gymnasium SyncVectorEnv x{W * 8 * M}, 1 proc", "steps/s",
                         lambda: timed(lambda k: vec_wide.step(wacts[k & 255]), W * 8 * M, S))
             rec.measure(f"CartPole Ray EnvRunner x{W} ({8 * M} envs each)", "steps/s", lambda: ray_wide.rate(S))
@@ -387,6 +392,8 @@ def bench_sampling(rec: Recorder) -> None:
             rec.measure(f"Pong plain {W}-process pool ({M} envs each)", "steps/s", lambda: plain_pong.rate(S))
             rec.measure(f"Pong EnvRunner x{M}, in process", "steps/s", lambda: runner_rate(pong, S))
             rec.measure(f"Pong Ray EnvRunner x{W} ({M} envs each)", "steps/s", lambda: ray_pong.rate(S))
+            rec.measure(f"Pong EnvRunner x{M}, in process, uniform actions", "steps/s", lambda: runner_rate(pong, S, uniform=True))
+            rec.measure(f"Pong Ray EnvRunner x{W} ({M} envs each), uniform actions", "steps/s", lambda: ray_pong_u.rate(S))
     base = "CartPole plain loop, 1 env"
     rec.ratio("CartPole inline x8 / plain loop", "CartPole make_env_pool inline x8", base)
     rec.ratio("CartPole process x2 / plain loop", "CartPole make_env_pool process x2 (2 procs)", base)
@@ -395,14 +402,20 @@ def bench_sampling(rec: Recorder) -> None:
     rec.ratio(f"CartPole Ray x{W} / EnvRunner in process", f"CartPole Ray EnvRunner x{W} ({M} envs each)", f"CartPole EnvRunner x{M}, in process")
     rec.ratio(f"CartPole Ray x{W} / SyncVectorEnv x{W * M} (target)", f"CartPole Ray EnvRunner x{W} ({M} envs each)",
               f"CartPole gymnasium SyncVectorEnv x{W * M}, 1 proc", target=0.5)
-    rec.ratio(f"CartPole Ray x{W} / SyncVectorEnv x{W * 8 * M} (8x the envs per worker)", f"CartPole Ray EnvRunner x{W} ({8 * M} envs each)",
-              f"CartPole gymnasium SyncVectorEnv x{W * 8 * M}, 1 proc")
+    rec.ratio(f"CartPole Ray x{W} / SyncVectorEnv x{W * 8 * M} (8x the envs per worker; target)", f"CartPole Ray EnvRunner x{W} ({8 * M} envs each)",
+              f"CartPole gymnasium SyncVectorEnv x{W * 8 * M}, 1 proc", target=0.5)
+    rec.ratio(f"CartPole Ray x{W}, uniform actions / SyncVectorEnv x{W * M} (target)",
+              f"CartPole Ray EnvRunner x{W} ({M} envs each), uniform actions", f"CartPole gymnasium SyncVectorEnv x{W * M}, 1 proc", target=0.5)
+    rec.ratio("CartPole EnvRunner in process: uniform / policy", f"CartPole EnvRunner x{M}, in process, uniform actions", f"CartPole EnvRunner x{M}, in process")
     rec.ratio("Pong preprocessing plain loop / raw ale-py", "Pong plain loop + preprocessing, 1 env", "Pong raw ale-py, 1 env (4 frames/step)")
     rec.ratio(f"Pong inline x{M} / plain loop", f"Pong make_env_pool inline x{M}", "Pong plain loop + preprocessing, 1 env")
     rec.ratio("Pong EnvRunner in process / plain loop", f"Pong EnvRunner x{M}, in process", "Pong plain loop + preprocessing, 1 env")
     rec.ratio(f"Pong Ray x{W} / EnvRunner in process", f"Pong Ray EnvRunner x{W} ({M} envs each)", f"Pong EnvRunner x{M}, in process")
     rec.ratio(f"Pong Ray x{W} / plain {W}-process pool (target)", f"Pong Ray EnvRunner x{W} ({M} envs each)",
               f"Pong plain {W}-process pool ({M} envs each)", target=0.85)
+    rec.ratio(f"Pong Ray x{W}, uniform actions / plain {W}-process pool (target)", f"Pong Ray EnvRunner x{W} ({M} envs each), uniform actions",
+              f"Pong plain {W}-process pool ({M} envs each)", target=0.85)
+    rec.ratio("Pong EnvRunner in process: uniform / policy", f"Pong EnvRunner x{M}, in process, uniform actions", f"Pong EnvRunner x{M}, in process")
 
 # %% ../nbs/16_bench.ipynb 28
 def _rows_between(rows: list, r0: dict, r1: dict) -> list:

@@ -50,6 +50,8 @@ class EnvRunner(DrillKnobs):
         if cfg.algo.name == "dqn": self.model = build_q_model(*spaces, cfg.algo.hidden_size, torso=cfg.algo.model)   # acts epsilon-greedily
         else: self.model = build_model(*spaces, cfg.algo.hidden_size, torso=cfg.algo.model, shared=cfg.algo.shared_torso)
         self.gen = torch.Generator().manual_seed(cfg.run.seed * 1_000_003 + worker_id)
+        self.num_actions, self.uniform = int(spaces[1].n), False
+        self.uniform_logp = np.float32(-np.log(self.num_actions))
         self.version, self.seq, self.env_steps, self.episodes, self.rejected = -1, 0, 0, 0, 0
         self.poison, self.delay_s = False, 0.0
         self.codec = get_codec(cfg.channel.codec)   # how segments leave this worker
@@ -57,9 +59,11 @@ class EnvRunner(DrillKnobs):
         self._device = getattr(self.pool, "device", None)   # torch pools take actions as tensors
 
     def collect(self, weights: dict) -> Segment:
-        "Load `weights` if they are newer, then step every env `T` times."
-        if weights["version"] != self.version:
-            set_weights(self.model, weights["params"]); self.version = weights["version"]
+        """Load `weights` if they are newer, then step every env `T` times. Weights whose `params` are `None` mean no
+        policy: actions uniformly at random (log-probability `-log(num_actions)`), which samples the envs alone."""
+        if weights["version"] != self.version or (weights["params"] is None) != self.uniform:
+            if weights["params"] is not None: set_weights(self.model, weights["params"])
+            self.version, self.uniform = weights["version"], weights["params"] is None
         T, M = self.T, self.cfg.env.num_envs
         obs = np.empty((T, *self.obs.shape), self.obs.dtype)
         actions, logp = np.empty((T, M), np.int64), np.empty((T, M), np.float32)
@@ -67,9 +71,12 @@ class EnvRunner(DrillKnobs):
         final_obs, final_index, ep_returns, ep_lengths = [], [], [], []
         for t in range(T):
             obs[t] = self.obs
-            with torch.inference_mode():
-                action, lp = self.model.act(torch.as_tensor(self.obs), self.gen)
-            actions[t], logp[t] = action.numpy(), lp.numpy()
+            if self.uniform: action = torch.randint(self.num_actions, (M,), generator=self.gen); lp = self.uniform_logp
+            else:
+                with torch.inference_mode():
+                    action, lp = self.model.act(torch.as_tensor(self.obs), self.gen)
+                lp = lp.numpy()
+            actions[t], logp[t] = action.numpy(), lp
             step = self.pool.step(action if self._device is None else action.to(self._device))
             self.obs, rewards[t] = to_numpy(step.obs), to_numpy(step.reward)
             terminated[t], truncated[t] = to_numpy(step.terminated), to_numpy(step.truncated)
