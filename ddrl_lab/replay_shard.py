@@ -250,7 +250,8 @@ class ReplayShard:
         "The oldest frame number a held item uses (the ring's next number when no item is held)."
         n = len(self.storage)
         if n == 0: return self.ring.added
-        return int(min(self.storage.data["obs"][:n].min(), self.storage.data["boot_obs"][:n].min()))
+        # Numbers rise along a stack (a stack moves on by appending a newer frame), so the first of each is its oldest.
+        return int(min(self.storage.data["obs"][:n, 0].min(), self.storage.data["boot_obs"][:n, 0].min()))
 
     def _frame_slots(self, capacity: int) -> int:
         "Ring slots for `capacity` items: one frame per item, 1/16 more, and room for two segments' worst case."
