@@ -59,10 +59,10 @@ def main():
           + ", ".join(f"{k} {d:+.0f} MB ({last[k]:.0f})" for d, k in growth))
 
 def _by_name(procs) -> Counter:
-    "Resident MiB per process name (Ray names its workers `ray::Class`), this process included as `driver`."
+    "Resident MiB per process name (Ray names its workers `ray::Class`, `ray::Class.method` while one runs), this process included as `driver`."
     out = Counter(driver=psutil.Process().memory_info().rss / 2**20)
     for p in procs:
-        try: out[p.name()] += p.memory_info().rss / 2**20
+        try: out[p.name().split(".")[0]] += p.memory_info().rss / 2**20
         except psutil.Error: pass
     return out
 
