@@ -186,7 +186,7 @@ class ReplayShard:
         # Frame stacks (uint8, (stack, H, W) per item; `None`: decided by the first segment) are kept one frame
         # at a time in `ring`, and items hold frame numbers; `tails` maps an env id to its last stack's numbers.
         self.frames, self.ring, self.tails, self.frame_ring_grows = frames, None, {}, 0
-        self._floor, self._most = None, 0   # a lower bound of the frame numbers items use; the most frames one segment put
+        self._most = 0                      # the most frames one segment can put, over the segments seen
         self.sampler = self._make_sampler(self.storage.capacity)
         self.sampled = self.stale_priority_updates = self.snapshots = self.snapshots_skipped = 0
         self.last_versions = np.zeros(0, np.int64)         # policy versions of the last batch sampled
@@ -262,17 +262,13 @@ class ReplayShard:
         need = most_frames(seg)
         self._most = max(self._most, need)
         if self.ring is None: self.ring = FrameRing(self._frame_slots(self.storage.capacity))
-        tails = [self.tails[e].min() for e in seg.env_ids if e in self.tails and self.ring.readable(self.tails[e])]
-        over = lambda floor: self.ring.added + need - self.ring.slots > min([floor, *tails])
-        if self._floor is None or over(self._floor): self._floor = self._frame_floor()
-        if over(self._floor):                          # more frames per item than planned: a larger ring
-            floor = min([self._floor, *tails])
-            self.ring.reslot(max(self._frame_slots(self.storage.capacity), (self.ring.added + need - floor) * 5 // 4), floor)
-            self.frame_ring_grows += 1
-        start = self.ring.added
-        out = number_frames(seg, self.ring, self.tails)
-        self._floor = min([self._floor, *tails, start])      # new items use tails' frames and new ones
-        return out
+        if self.ring.added + need > self.ring.slots:   # the ring is full: could this segment overwrite a frame in use?
+            tails = [self.tails[e].min() for e in seg.env_ids if e in self.tails and self.ring.readable(self.tails[e])]
+            floor = min([self._frame_floor(), *tails])
+            if self.ring.added + need - self.ring.slots > floor:   # yes: more frames per item than planned, a larger ring
+                self.ring.reslot(max(self._frame_slots(self.storage.capacity), (self.ring.added + need - floor) * 5 // 4), floor)
+                self.frame_ring_grows += 1
+        return number_frames(seg, self.ring, self.tails)
 
     def mass(self) -> float:
         "The total sampling mass: Σ p^α (times recency weights) for prioritized replay, the item count (or Σ recency weights) for uniform."
@@ -290,8 +286,8 @@ class ReplayShard:
             src, dst = self.storage.resize(capacity)
             self.sampler.resize(capacity, src, dst)
             if self.ring is not None:                  # keep the frames the items left use, in a ring sized for the new capacity
-                self._floor = self._frame_floor()
-                self.ring.reslot(max(self._frame_slots(capacity), self.ring.added - self._floor), self._floor)
+                floor = self._frame_floor()
+                self.ring.reslot(max(self._frame_slots(capacity), self.ring.added - floor), floor)
         if beta is not None:
             self.beta = beta
             if self.kind == "prioritized": self.sampler.beta = beta   # uniform replay has no importance weights
@@ -368,7 +364,7 @@ class ReplayShard:
             ring = FrameRing(int(_item(sd["frame_slots"])))
             ring.added = int(_item(sd["frames_from"])); ring.put(np.asarray(sd["frames"]))
         if ring is not None or n: self.frames = ring is not None
-        self.storage, self.sampler, self.ring, self.tails, self._floor = storage, sampler, ring, {}, None
+        self.storage, self.sampler, self.ring, self.tails = storage, sampler, ring, {}
         self.sampled, self.stale_priority_updates, self.snapshots = (int(_item(sd[k])) for k in ("sampled", "stale_priority_updates", "snapshots"))
 
     def _snapshot_files(self) -> list[Path]:

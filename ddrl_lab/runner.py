@@ -116,7 +116,6 @@ class EnvRunner(DrillKnobs):
         meta["rejected"] = dict(worker_id=self.worker_id, seq=seg.seq, policy_version=seg.policy_version, reason=reason)
         return meta, None
 
-
     def metrics(self) -> dict:
         return dict(worker_id=self.worker_id, env_steps=self.env_steps, segments=self.seq,
                     episodes=self.episodes, policy_version=self.version, rejected_segments=self.rejected)
