@@ -25,14 +25,15 @@ import numpy as np
 import psutil
 
 # %% auto 0
-__all__ = ['PONG_OVERRIDES', 'SOLVERS', 'ALPHA', 'BETA', 'EPS', 'N_STEP', 'GAMMA', 'WINDOW', 'SYNC_MODES', 'BENCHMARKS', 'HEADER',
-           'timed', 'family', 'rss_mb', 'summarize', 'Recorder', 'cpu_model', 'git_revision', 'machine_info',
-           'ensure_ray', 'shutdown_ray', 'stepper', 'PlainProcessPool', 'fixed_weights', 'runner_rate', 'RayRunners',
-           'pool_rate', 'torch_pool_rate', 'bench_sampling', 'run_job_for', 'first_at', 'solve_job', 'bench_pong',
-           'ondevice_solve', 'bench_solve', 'full_sampler', 'sampler_rate', 'numpy_prioritized', 'cartpole_segment',
-           'filled_shards', 'sharded_step', 'single_sampler_step', 'one_cpu', 'bench_replay', 'make_segment', 'touch',
-           'codec_rate', 'PipePeer', 'bench_codecs', 'Echo', 'bench_ray', 'bench_sync', 'check_names', 'write_results',
-           'run_benchmarks', 'fmt', 'bench_rows', 'format_bench', 'format_table']
+__all__ = ['PONG_OVERRIDES', 'PONG_WIDER', 'SOLVERS', 'COLOCATED', 'ALPHA', 'BETA', 'EPS', 'N_STEP', 'GAMMA', 'WINDOW',
+           'SYNC_MODES', 'BENCHMARKS', 'HEADER', 'timed', 'family', 'rss_mb', 'summarize', 'Recorder', 'cpu_model',
+           'git_revision', 'machine_info', 'ensure_ray', 'shutdown_ray', 'stepper', 'PlainProcessPool', 'fixed_weights',
+           'runner_rate', 'RayRunners', 'pool_rate', 'torch_pool_rate', 'bench_sampling', 'run_job_for', 'first_at',
+           'solve_job', 'bench_pong', 'ondevice_solve', 'bench_solve', 'full_sampler', 'sampler_rate',
+           'numpy_prioritized', 'cartpole_segment', 'filled_shards', 'sharded_step', 'single_sampler_step', 'one_cpu',
+           'bench_replay', 'make_segment', 'touch', 'codec_rate', 'PipePeer', 'bench_codecs', 'Echo', 'bench_ray',
+           'bench_sync', 'check_names', 'write_results', 'run_benchmarks', 'fmt', 'bench_rows', 'format_bench',
+           'format_table']
 
 # %% ../nbs/16_bench.ipynb 5
 def timed(step: Callable[[int], object], batch: int, seconds: float, warmup: int = 3) -> float:
@@ -322,6 +323,7 @@ def _cfg(preset: str, overrides: Optional[dict] = None):
 
 PONG_OVERRIDES = {"algo.name": "impala", "env.backend": "ale", "env.id": "ALE/Pong-v5", "sync.mode": "async",
                   "topology.num_workers": 2}
+PONG_WIDER = (8, 16)   # envs per worker of the further Pong rows: 256 and 512 env steps per Ray call (segments of 32 steps)
 
 def pool_rate(pool, seeds, seconds: float) -> float:
     "Env steps/s of an env pool stepped with random actions (drawn before timing)."
@@ -371,6 +373,11 @@ def bench_sampling(rec: Recorder) -> None:
         ray_pong = stack.enter_context(RayRunners(pong, W))
         ray_cp_u = stack.enter_context(RayRunners(cp, W, uniform=True))
         ray_pong_u = stack.enter_context(RayRunners(pong, W, uniform=True))
+        wider = {}     # Pong with more envs per worker, so more steps per Ray call, against plain pools of the same shape
+        for m in PONG_WIDER:
+            cfg_m = _cfg("cartpole-impala", {**PONG_OVERRIDES, "env.num_envs": m})
+            wider[m] = (stack.enter_context(PlainProcessPool(W, "env", cfg_m.env, m)),
+                        stack.enter_context(RayRunners(cfg_m, W, uniform=True)))
         for i in range(rec.repeats):
             rec.say(f"  repeat {i + 1}/{rec.repeats}")
             rec.measure("CartPole plain loop, 1 env", "steps/s", lambda: timed(cp_step, 1, S))
@@ -394,6 +401,9 @@ def bench_sampling(rec: Recorder) -> None:
             rec.measure(f"Pong Ray EnvRunner x{W} ({M} envs each)", "steps/s", lambda: ray_pong.rate(S))
             rec.measure(f"Pong EnvRunner x{M}, in process, uniform actions", "steps/s", lambda: runner_rate(pong, S, uniform=True))
             rec.measure(f"Pong Ray EnvRunner x{W} ({M} envs each), uniform actions", "steps/s", lambda: ray_pong_u.rate(S))
+            for m, (plain_m, ray_m) in wider.items():
+                rec.measure(f"Pong plain {W}-process pool ({m} envs each)", "steps/s", lambda: plain_m.rate(S))
+                rec.measure(f"Pong Ray EnvRunner x{W} ({m} envs each), uniform actions", "steps/s", lambda: ray_m.rate(S))
     base = "CartPole plain loop, 1 env"
     rec.ratio("CartPole inline x8 / plain loop", "CartPole make_env_pool inline x8", base)
     rec.ratio("CartPole process x2 / plain loop", "CartPole make_env_pool process x2 (2 procs)", base)
@@ -415,6 +425,10 @@ def bench_sampling(rec: Recorder) -> None:
               f"Pong plain {W}-process pool ({M} envs each)", target=0.85)
     rec.ratio(f"Pong Ray x{W}, uniform actions / plain {W}-process pool (target)", f"Pong Ray EnvRunner x{W} ({M} envs each), uniform actions",
               f"Pong plain {W}-process pool ({M} envs each)", target=0.85)
+    T = pong.algo.segment_length
+    for m in PONG_WIDER:
+        rec.ratio(f"Pong Ray x{W}, uniform actions / plain {W}-process pool, {m} envs each ({m * T} steps per call; target)",
+                  f"Pong Ray EnvRunner x{W} ({m} envs each), uniform actions", f"Pong plain {W}-process pool ({m} envs each)", target=0.85)
     rec.ratio("Pong EnvRunner in process: uniform / policy", f"Pong EnvRunner x{M}, in process, uniform actions", f"Pong EnvRunner x{M}, in process")
 
 # %% ../nbs/16_bench.ipynb 28
@@ -493,6 +507,9 @@ def bench_pong(rec: Recorder) -> None:
 
 # %% ../nbs/16_bench.ipynb 34
 SOLVERS = {"PPO": "cartpole-ppo", "DQN": "cartpole-dqn", "IMPALA": "cartpole-impala"}
+COLOCATED = {"PPO": {"topology.mode": "co-located"},                       # the preset's own sync loop, in one process
+             "IMPALA": {"topology.mode": "co-located", "sync.mode": "sync"},  # zero lag: V-trace's ratios are all 1
+             "DQN": {"topology.mode": "co-located"}}                      # replay, shards and all, in one process
 
 def ondevice_solve(seed: int) -> Optional[tuple[float, int]]:
     "The all-on-device PPO on `cartpole-ondevice`: (seconds, env steps) to its target, or None."
@@ -521,22 +538,28 @@ def bench_solve(rec: Recorder) -> None:
     "Time and env steps to CartPole 475, per learner and topology."
     cap = 60.0 if rec.quick else 200.0
     rec.notes.append(f"cap {cap:.0f} s per run; repeat i uses run.seed=i; unsolved runs give no value (see missing)")
-    colocated = {"topology.mode": "co-located"}
-    why_not = _unsupported("cartpole-ppo", colocated)
-    if why_not: rec.na("co-located PPO", why_not)
+    colocated = {}
+    for label, overrides in COLOCATED.items():
+        why_not = _unsupported(SOLVERS[label], overrides)
+        if why_not: rec.na(f"co-located {label}", why_not)
+        else: colocated[label] = overrides
+    for label in ("IMPALA", "DQN"):
+        rec.na(f"all-on-device {label}", "not built: the all-on-device loop (OnDevicePPO) trains PPO only")
     ensure_ray()
     for i in range(rec.repeats):
         rec.say(f"  repeat {i + 1}/{rec.repeats}")
         _record_solve(rec, "PPO decoupled (Ray)", lambda: solve_job(SOLVERS["PPO"], {"run.seed": i}, cap))
         _record_solve(rec, "PPO all-on-device", lambda: ondevice_solve(i))      # next to its pair in time
-        if not why_not:
-            _record_solve(rec, "PPO co-located", lambda: solve_job("cartpole-ppo", {**colocated, "run.seed": i}, cap))
-        for label in ("IMPALA", "DQN"):
-            _record_solve(rec, f"{label} decoupled (Ray)", lambda: solve_job(SOLVERS[label], {"run.seed": i}, cap))
+        for label in ("PPO", "IMPALA", "DQN"):
+            if label != "PPO":
+                _record_solve(rec, f"{label} decoupled (Ray)", lambda: solve_job(SOLVERS[label], {"run.seed": i}, cap))
+            if label in colocated:
+                _record_solve(rec, f"{label} co-located", lambda: solve_job(SOLVERS[label], {**colocated[label], "run.seed": i}, cap))
     rec.ratio("on-device speedup over decoupled Ray PPO (target)", "PPO decoupled (Ray): time to 475",
               "PPO all-on-device: time to 475", target=3.0)
-    if not why_not:
-        rec.ratio("co-located speedup over decoupled Ray PPO", "PPO decoupled (Ray): time to 475", "PPO co-located: time to 475")
+    for label in colocated:
+        rec.ratio(f"co-located speedup over decoupled Ray {label}", f"{label} decoupled (Ray): time to 475",
+                  f"{label} co-located: time to 475")
 
 # %% ../nbs/16_bench.ipynb 36
 ALPHA, BETA, EPS, N_STEP, GAMMA = 0.6, 0.4, 1e-6, 3, 0.99

@@ -98,9 +98,10 @@ def check_supported(cfg: Config) -> None:
     if cfg.topology.mode == "central-inference" and cfg.algo.name != "impala":
         problems.append(f"topology.mode = 'central-inference' trains with V-trace on trajectories whose steps may come from "
                         f"different versions: set algo.name=impala (got {cfg.algo.name!r}).")
-    if cfg.topology.mode == "co-located" and (cfg.sync.mode != "sync" or cfg.replay.kind != "none"):
+    if cfg.topology.mode == "co-located" and cfg.algo.name != "dqn" and (cfg.sync.mode != "sync" or cfg.replay.kind != "none"):
         problems.append(f"topology.mode = 'co-located' samples then trains in one process (zero policy lag): it runs "
-                        f"sync.mode = 'sync' without replay (got sync.mode {cfg.sync.mode!r}, replay.kind {cfg.replay.kind!r}).")
+                        f"{cfg.algo.name} with sync.mode = 'sync' and without replay (got sync.mode {cfg.sync.mode!r}, "
+                        f"replay.kind {cfg.replay.kind!r}); only dqn goes through replay there.")
     if cfg.algo.name == "dqn" and cfg.sync.mode != "async" and not problems:
         problems.append(f"algo.name = 'dqn' runs decoupled through replay (workers write, the learner samples): "
                         f"set sync.mode=async (got {cfg.sync.mode!r}).")
@@ -450,7 +451,9 @@ class Job:
         so Atari frames are stored once across segments); the learner owes `updates_per_segment` gradient steps per segment once
         `learning_starts` transitions are in, and takes them in one call, sampling each shard in proportion to
         the priority mass the `ShardBalancer` last saw (refreshed every `rebalance_every` updates). New |TD|s go
-        back to the shards as priorities. Workers are held back while the learner owes more than a few segments' steps."""
+        back to the shards as priorities. Workers are held back while the learner owes more than a few segments' steps.
+        A finished update is taken as soon as it is seen, and before new segments are asked for, so they act with the
+        newest weights: co-located (every call runs at once, in this process) the workers act with the learner's latest version."""
         rt, c, a = self.runtime, self.config, self.config.algo
         S, n = len(self.shards), len(self.runners)
         balancer = ShardBalancer(S, c.replay.rebalance_every, seed=c.run.seed)
@@ -458,8 +461,24 @@ class Job:
         weights = rt.call(self.learner, "get_weights", env_steps=0)
         pending, idle, update = {}, set(range(n)), None
         owed, inserted, sent = 0.0, 0, [0] * n                    # sent: segments each worker has sent to replay
+
+        def take_update() -> bool:
+            "A finished update: its priorities back to the shards, fresh weights for the next segments. True: stop."
+            nonlocal update, weights
+            if update is None or not rt.ready([update], timeout=0): return False
+            try: info = rt.get(update)
+            except ActorDied: info = None
+            update = None
+            if info is not None:
+                for sid, index, insert_index, td in info.pop("priorities"):
+                    rt.call(self.shards[sid], "update_priorities", index, insert_index, td)
+                if self._trained(info): return True
+            weights = rt.call(self.learner, "get_weights", env_steps=inserted)
+            return False
+
         while self._running():
             self._apply_knobs()
+            if take_update(): break
             if owed <= 2 * max_k:                                 # backpressure: the learner must keep up
                 for i in sorted(idle):
                     meta, seg = rt.call(self.runners[i], "produce", weights, num_returns=2)
@@ -477,15 +496,7 @@ class Job:
                 self.books["in_replay"] += 1; self.replay_added[s] += meta["env_steps"]
                 inserted += meta["env_steps"]
                 if inserted >= a.learning_starts: owed += a.updates_per_segment
-            if update is not None and rt.ready([update], timeout=0):
-                try: info = rt.get(update)
-                except ActorDied: info = None
-                update = None
-                if info is not None:
-                    for sid, index, insert_index, td in info.pop("priorities"):
-                        rt.call(self.shards[sid], "update_priorities", index, insert_index, td)
-                    if self._trained(info): break
-                weights = rt.call(self.learner, "get_weights", env_steps=inserted)
+            if take_update(): break
             if update is None and owed >= 1:
                 k = min(int(owed), max_k); owed -= k
                 if balancer.due(self._rows.updates):
