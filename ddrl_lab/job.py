@@ -484,7 +484,8 @@ class Job:
                     meta, seg = rt.call(self.runners[i], "produce", weights, num_returns=2)
                     pending[meta] = (i, seg)
                 idle.clear()
-            for ref in rt.ready(list(pending), timeout=0.002 if update is not None else 0.02):
+            busy = update is not None or owed >= 1                # the learner is at work or has work: wait briefly
+            for ref in rt.ready(list(pending), timeout=0.002 if busy else 0.02):
                 i, seg = pending.pop(ref); idle.add(i)
                 try: meta = rt.get(ref)
                 except ActorDied: self._lost(i); continue
