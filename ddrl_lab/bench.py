@@ -511,10 +511,11 @@ COLOCATED = {"PPO": {"topology.mode": "co-located"},                       # the
              "IMPALA": {"topology.mode": "co-located", "sync.mode": "sync"},  # zero lag: V-trace's ratios are all 1
              "DQN": {"topology.mode": "co-located"}}                      # replay, shards and all, in one process
 
-def ondevice_solve(seed: int) -> Optional[tuple[float, int]]:
-    "The all-on-device PPO on `cartpole-ondevice`: (seconds, env steps) to its target, or None."
-    from ddrl_lab.ondevice import OnDevicePPO
-    agent = OnDevicePPO(_cfg("cartpole-ondevice", {"run.seed": seed}))
+def ondevice_solve(seed: int, algo: str = "PPO") -> Optional[tuple[float, int]]:
+    "The all-on-device PPO (`cartpole-ondevice`) or IMPALA (`cartpole-ondevice-impala`): (seconds, env steps) to its target, or None."
+    from ddrl_lab.ondevice import OnDeviceIMPALA, OnDevicePPO
+    cls, preset = {"PPO": (OnDevicePPO, "cartpole-ondevice"), "IMPALA": (OnDeviceIMPALA, "cartpole-ondevice-impala")}[algo]
+    agent = cls(_cfg(preset, {"run.seed": seed}))
     r = agent.train()
     return None if not r.get("solved") else (float(r["time_to_target_s"]), int(r["steps_to_target"]))
 
@@ -543,8 +544,7 @@ def bench_solve(rec: Recorder) -> None:
         why_not = _unsupported(SOLVERS[label], overrides)
         if why_not: rec.na(f"co-located {label}", why_not)
         else: colocated[label] = overrides
-    for label in ("IMPALA", "DQN"):
-        rec.na(f"all-on-device {label}", "not built: the all-on-device loop (OnDevicePPO) trains PPO only")
+    rec.na("all-on-device DQN", "not built: the all-on-device loops train PPO (OnDevicePPO) and IMPALA (OnDeviceIMPALA)")
     ensure_ray()
     for i in range(rec.repeats):
         rec.say(f"  repeat {i + 1}/{rec.repeats}")
@@ -553,10 +553,12 @@ def bench_solve(rec: Recorder) -> None:
         for label in ("PPO", "IMPALA", "DQN"):
             if label != "PPO":
                 _record_solve(rec, f"{label} decoupled (Ray)", lambda: solve_job(SOLVERS[label], {"run.seed": i}, cap))
+            if label == "IMPALA": _record_solve(rec, "IMPALA all-on-device", lambda: ondevice_solve(i, "IMPALA"))
             if label in colocated:
                 _record_solve(rec, f"{label} co-located", lambda: solve_job(SOLVERS[label], {**colocated[label], "run.seed": i}, cap))
     rec.ratio("on-device speedup over decoupled Ray PPO (target)", "PPO decoupled (Ray): time to 475",
               "PPO all-on-device: time to 475", target=3.0)
+    rec.ratio("on-device speedup over decoupled Ray IMPALA", "IMPALA decoupled (Ray): time to 475", "IMPALA all-on-device: time to 475")
     for label in colocated:
         rec.ratio(f"co-located speedup over decoupled Ray {label}", f"{label} decoupled (Ray): time to 475",
                   f"{label} co-located: time to 475")

@@ -23,12 +23,13 @@ from .config import Config, ConfigError, config_from_dict, config_to_dict, load_
 from .envs import env_seeds
 from .learner import resolve_device
 from .models import ActorCritic, space_problems
+from .targets import vtrace_loss
 from .torch_envs import make_torch_pool
 
 # %% auto 0
 __all__ = ['STAT_NAMES', 'BREAKOUT_OVERRIDES', 'ondevice_gae', 'sample_actions', 'ppo_objective', 'obs_scale', 'make_model',
-           'flat_parameters', 'FlatAdam', 'clip_flat_', 'grad_step', 'OnDevicePPO', 'env_spaces_of', 'normalized',
-           'data_parallel_update', 'single_process_update']
+           'flat_parameters', 'FlatAdam', 'clip_flat_', 'grad_step', 'OnDevicePPO', 'OnDeviceIMPALA', 'env_spaces_of',
+           'normalized', 'data_parallel_update', 'single_process_update']
 
 # %% ../nbs/09_ondevice.ipynb 5
 def ondevice_gae(rewards: torch.Tensor, values: torch.Tensor, last_value: torch.Tensor, final_values: torch.Tensor,
@@ -166,6 +167,7 @@ def _pool_tensors(pool) -> dict:
 # %% ../nbs/09_ondevice.ipynb 25
 class OnDevicePPO:
     "PPO with env pool, rollout storage, inference and learner all on one device (`topology.device`)."
+    ALGO = "ppo"          # the `algo.name` this loop trains
     KNOBS = {"lr": float, "ent_coef": float, "clip_coef": float, "epochs": int, "minibatch_size": int,
              "vf_coef": float, "max_grad_norm": float, "gamma": float, "gae_lambda": float}
 
@@ -173,9 +175,9 @@ class OnDevicePPO:
         self.t_created = time.perf_counter()
         self.cfg = cfg = load_config(cfg if cfg is not None else "cartpole-ondevice", overrides)
         if cfg.env.backend != "torch":
-            raise ConfigError([f"env.backend = {cfg.env.backend!r}: OnDevicePPO steps torch env pools only; set env.backend=torch."])
-        if cfg.algo.name != "ppo":
-            raise ConfigError([f"algo.name = {cfg.algo.name!r}: OnDevicePPO runs ppo only."])
+            raise ConfigError([f"env.backend = {cfg.env.backend!r}: {type(self).__name__} steps torch env pools only; set env.backend=torch."])
+        if cfg.algo.name != self.ALGO:
+            raise ConfigError([f"algo.name = {cfg.algo.name!r}: {type(self).__name__} runs {self.ALGO} only."])
         if num_threads: torch.set_num_threads(num_threads)
         a, M, T = cfg.algo, cfg.env.num_envs, cfg.algo.segment_length
         dev = resolve_device(cfg.topology.device)
@@ -334,7 +336,7 @@ class OnDevicePPO:
     def set_knobs(self, **knobs) -> dict:
         "Change live hyperparameters (names in `KNOBS`); unknown names are errors."
         unknown = sorted(set(knobs) - set(self.KNOBS))
-        if unknown: raise ValueError(f"unknown knob(s) {unknown}: OnDevicePPO has {', '.join(self.KNOBS)}")
+        if unknown: raise ValueError(f"unknown knob(s) {unknown}: {type(self).__name__} has {', '.join(self.KNOBS)}")
         self.knobs.update({k: self.KNOBS[k](v) for k, v in knobs.items()})
         return dict(self.knobs)
 
@@ -355,6 +357,56 @@ class OnDevicePPO:
         for k, v in sd["counters"].items(): setattr(self, k, v)
 
 # %% ../nbs/09_ondevice.ipynb 42
+class OnDeviceIMPALA(OnDevicePPO):
+    "IMPALA's V-trace actor-critic with env pool, rollout storage, inference and learner all on one device."
+    ALGO = "impala"
+    KNOBS = {"lr": float, "ent_coef": float, "epochs": int, "minibatch_size": int, "vf_coef": float,
+             "max_grad_norm": float, "gamma": float}
+
+    @torch.no_grad()
+    def batch(self) -> dict:
+        """The last rollout as `(T, M)` tensors, with the value after each step: V(next obs), V(final obs)
+        where truncated, 0 where terminated (from the model as it is before the update)."""
+        t0, model = time.perf_counter(), self.model
+        with self._autocast():
+            last_value = model.value(self.obs).float()
+            final_values = torch.zeros_like(self.b_values)
+            idx = self.b_truncated.view(-1).nonzero().squeeze(1)
+            if len(idx): final_values.view(-1)[idx] = model.value(self.b_final_obs.flatten(0, 1)[idx]).float()
+        next_values = torch.cat([self.b_values[1:], last_value[None]], 0)
+        next_values = torch.where(self.b_truncated, final_values, next_values).masked_fill(self.b_terminated, 0.0)
+        self.train_s += time.perf_counter() - t0
+        return dict(obs=self.b_obs, actions=self.b_actions, logp=self.b_logp, rewards=self.b_rewards,
+                    next_values=next_values, dones=self.b_terminated | self.b_truncated)
+
+    def update(self, b: dict) -> dict:
+        "`epochs` passes of V-trace steps over minibatches of whole env columns of `b`; bumps the policy version."
+        t0, a, k = time.perf_counter(), self.cfg.algo, self.knobs
+        T, M = b["rewards"].shape
+        per = max(1, int(k["minibatch_size"]) // T)           # trajectories per minibatch
+        stats, lr = {}, self.lr_now()
+        for e in range(int(k["epochs"])):
+            for cols in torch.randperm(M, generator=self.gen, device=self.device).split(per):
+                lr = self.opt.lr = self.lr_now()
+                with self._autocast():
+                    x = self.model._x(b["obs"][:, cols].flatten(0, 1))
+                    logits, values = self.model.actor(x), self.model.critic(x).squeeze(-1)
+                logp_all = logits.float().log_softmax(-1)
+                target_logp = logp_all.gather(-1, b["actions"][:, cols].reshape(-1, 1)).view(T, -1)
+                entropy = -(logp_all.exp() * logp_all).sum(-1).view(T, -1)
+                loss, stats = vtrace_loss(b["logp"][:, cols], target_logp, b["rewards"][:, cols], values.float().view(T, -1),
+                                          b["next_values"][:, cols], b["dones"][:, cols], entropy, k["gamma"], k["vf_coef"],
+                                          k["ent_coef"], rho_bar=a.rho_bar, c_bar=a.c_bar)
+                self.grad.zero_()
+                loss.backward()
+                clip_flat_(self.grad, k["max_grad_norm"])
+                self.opt.step()
+                self.opt_steps += 1
+        self.version += 1; self.updates += 1
+        self.train_s += time.perf_counter() - t0
+        return {**stats, "lr": lr}
+
+# %% ../nbs/09_ondevice.ipynb 46
 def env_spaces_of(cfg: Config) -> tuple[gym.Space, gym.Space]:
     "The observation and action spaces of `cfg`'s torch env."
     pool = make_torch_pool(cfg.env.id, 1)
@@ -413,7 +465,7 @@ def single_process_update(cfg: Config, batch: dict, steps: int = 1) -> dict:
     "The same steps in this process, on the whole batch: what `data_parallel_update` must reproduce."
     return _train_on(cfg, normalized(batch), steps, resolve_device(cfg.topology.device))
 
-# %% ../nbs/09_ondevice.ipynb 46
+# %% ../nbs/09_ondevice.ipynb 50
 BREAKOUT_OVERRIDES = {"env.id": "Breakout-MinAtar-v0", "env.num_envs": 128, "algo.segment_length": 32,
                       "algo.hidden_size": 128, "algo.lr": 1e-3, "algo.gamma": 0.99, "algo.gae_lambda": 0.95,
                       "algo.epochs": 4, "algo.minibatch_size": 1024, "algo.ent_coef": 0.01,
