@@ -512,9 +512,10 @@ COLOCATED = {"PPO": {"topology.mode": "co-located"},                       # the
              "DQN": {"topology.mode": "co-located"}}                      # replay, shards and all, in one process
 
 def ondevice_solve(seed: int, algo: str = "PPO") -> Optional[tuple[float, int]]:
-    "The all-on-device PPO (`cartpole-ondevice`) or IMPALA (`cartpole-ondevice-impala`): (seconds, env steps) to its target, or None."
-    from ddrl_lab.ondevice import OnDeviceIMPALA, OnDevicePPO
-    cls, preset = {"PPO": (OnDevicePPO, "cartpole-ondevice"), "IMPALA": (OnDeviceIMPALA, "cartpole-ondevice-impala")}[algo]
+    "The all-on-device PPO, IMPALA or DQN (presets `cartpole-ondevice[-impala|-dqn]`): (seconds, env steps) to its target, or None."
+    from ddrl_lab.ondevice import OnDeviceDQN, OnDeviceIMPALA, OnDevicePPO
+    cls, preset = {"PPO": (OnDevicePPO, "cartpole-ondevice"), "IMPALA": (OnDeviceIMPALA, "cartpole-ondevice-impala"),
+                   "DQN": (OnDeviceDQN, "cartpole-ondevice-dqn")}[algo]
     agent = cls(_cfg(preset, {"run.seed": seed}))
     r = agent.train()
     return None if not r.get("solved") else (float(r["time_to_target_s"]), int(r["steps_to_target"]))
@@ -544,21 +545,21 @@ def bench_solve(rec: Recorder) -> None:
         why_not = _unsupported(SOLVERS[label], overrides)
         if why_not: rec.na(f"co-located {label}", why_not)
         else: colocated[label] = overrides
-    rec.na("all-on-device DQN", "not built: the all-on-device loops train PPO (OnDevicePPO) and IMPALA (OnDeviceIMPALA)")
     ensure_ray()
     for i in range(rec.repeats):
         rec.say(f"  repeat {i + 1}/{rec.repeats}")
         _record_solve(rec, "PPO decoupled (Ray)", lambda: solve_job(SOLVERS["PPO"], {"run.seed": i}, cap))
         _record_solve(rec, "PPO all-on-device", lambda: ondevice_solve(i))      # next to its pair in time
         for label in ("PPO", "IMPALA", "DQN"):
-            if label != "PPO":
+            if label != "PPO":          # (PPO's pair ran first)
                 _record_solve(rec, f"{label} decoupled (Ray)", lambda: solve_job(SOLVERS[label], {"run.seed": i}, cap))
-            if label == "IMPALA": _record_solve(rec, "IMPALA all-on-device", lambda: ondevice_solve(i, "IMPALA"))
+                _record_solve(rec, f"{label} all-on-device", lambda: ondevice_solve(i, label))
             if label in colocated:
                 _record_solve(rec, f"{label} co-located", lambda: solve_job(SOLVERS[label], {**colocated[label], "run.seed": i}, cap))
     rec.ratio("on-device speedup over decoupled Ray PPO (target)", "PPO decoupled (Ray): time to 475",
               "PPO all-on-device: time to 475", target=3.0)
-    rec.ratio("on-device speedup over decoupled Ray IMPALA", "IMPALA decoupled (Ray): time to 475", "IMPALA all-on-device: time to 475")
+    for label in ("IMPALA", "DQN"):
+        rec.ratio(f"on-device speedup over decoupled Ray {label}", f"{label} decoupled (Ray): time to 475", f"{label} all-on-device: time to 475")
     for label in colocated:
         rec.ratio(f"co-located speedup over decoupled Ray {label}", f"{label} decoupled (Ray): time to 475",
                   f"{label} co-located: time to 475")

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import math
 import os
 import tempfile
@@ -22,14 +23,14 @@ import torch.multiprocessing as mp
 from .config import Config, ConfigError, config_from_dict, config_to_dict, load_config
 from .envs import env_seeds
 from .learner import resolve_device
-from .models import ActorCritic, space_problems
-from .targets import vtrace_loss
+from .models import ActorCritic, build_q_model, space_problems
+from .targets import double_q_values, dqn_loss, vtrace_loss
 from .torch_envs import make_torch_pool
 
 # %% auto 0
 __all__ = ['STAT_NAMES', 'BREAKOUT_OVERRIDES', 'ondevice_gae', 'sample_actions', 'ppo_objective', 'obs_scale', 'make_model',
-           'flat_parameters', 'FlatAdam', 'clip_flat_', 'grad_step', 'OnDevicePPO', 'OnDeviceIMPALA', 'env_spaces_of',
-           'normalized', 'data_parallel_update', 'single_process_update']
+           'flat_parameters', 'FlatAdam', 'clip_flat_', 'grad_step', 'OnDevicePPO', 'OnDeviceIMPALA', 'ondevice_nstep',
+           'OnDeviceDQN', 'env_spaces_of', 'normalized', 'data_parallel_update', 'single_process_update']
 
 # %% ../nbs/09_ondevice.ipynb 5
 def ondevice_gae(rewards: torch.Tensor, values: torch.Tensor, last_value: torch.Tensor, final_values: torch.Tensor,
@@ -407,6 +408,185 @@ class OnDeviceIMPALA(OnDevicePPO):
         return {**stats, "lr": lr}
 
 # %% ../nbs/09_ondevice.ipynb 46
+def ondevice_nstep(rewards: torch.Tensor, terminated: torch.Tensor, truncated: torch.Tensor, gamma: float,
+                   n: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """n-step items of a `(T, M)` rollout: for the step at `t`, the discounted reward sum over the next `k` steps,
+    `k` = n, or fewer where the episode ends or the rollout does; the discount of the bootstrap value (gamma^k,
+    0 after a termination); and the step `t + k - 1` whose next observation is bootstrapped from."""
+    T = rewards.shape[0]
+    returns, discounts = torch.zeros_like(rewards), torch.ones_like(rewards)
+    boot = torch.arange(T, device=rewards.device)[:, None].expand_as(rewards).clone()
+    alive = torch.ones_like(terminated)
+    for j in range(min(n, T)):
+        L, live = T - j, alive[:T - j]
+        returns[:L] += torch.where(live, discounts[:L] * rewards[j:], 0.0)
+        discounts[:L] = torch.where(live, discounts[:L] * gamma, discounts[:L])
+        boot[:L] = torch.where(live, boot[:L].new_tensor(j) + torch.arange(L, device=rewards.device)[:, None], boot[:L])
+        discounts[:L] = torch.where(live & terminated[j:], 0.0, discounts[:L])
+        alive[:L] = live & ~(terminated[j:] | truncated[j:])
+    return returns, discounts, boot
+
+# %% ../nbs/09_ondevice.ipynb 48
+class OnDeviceDQN:
+    """Double DQN with n-step returns, with env pool, replay, epsilon-greedy acting and learner all on one device:
+    each rollout's transitions go into a ring of device tensors, and the learner samples it uniformly."""
+    ALGO = "dqn"
+    KNOBS = {"lr": float, "updates_per_segment": int, "batch_size": int, "target_update_every": int, "gamma": float,
+             "max_grad_norm": float}
+
+    def __init__(self, cfg=None, overrides=None, num_threads: Optional[int] = 1):
+        self.t_created = time.perf_counter()
+        self.cfg = cfg = load_config(cfg if cfg is not None else "cartpole-ondevice-dqn", overrides)
+        if cfg.env.backend != "torch":
+            raise ConfigError([f"env.backend = {cfg.env.backend!r}: OnDeviceDQN steps torch env pools only; set env.backend=torch."])
+        if cfg.algo.name != self.ALGO:
+            raise ConfigError([f"algo.name = {cfg.algo.name!r}: OnDeviceDQN runs dqn only."])
+        if num_threads: torch.set_num_threads(num_threads)
+        a, M, T = cfg.algo, cfg.env.num_envs, cfg.algo.segment_length
+        dev = resolve_device(cfg.topology.device)
+        if dev.type == "cuda" and dev.index is None: dev = torch.device("cuda", torch.cuda.current_device())
+        self.device = dev
+        self.pool = make_torch_pool(cfg.env.id, M, device=dev, max_episode_steps=cfg.env.max_episode_steps)
+        self.obs = self.pool.reset(env_seeds(cfg.env, 0, cfg.run.seed))
+        obs_space, act_space = self.pool.single_observation_space, self.pool.single_action_space
+        torch.manual_seed(cfg.run.seed)
+        self.net = build_q_model(obs_space, act_space, a.hidden_size, torso=a.model).to(dev)
+        self.target_net = copy.deepcopy(self.net).requires_grad_(False)
+        self.flat, self.grad = flat_parameters(self.net)
+        self.opt = FlatAdam(self.flat, self.grad, a.lr)
+        self.gen = torch.Generator(device=dev).manual_seed(cfg.run.seed)
+        self.knobs = {k: getattr(a, k) for k in self.KNOBS}
+        self.num_actions = int(act_space.n)
+        z = lambda dtype=torch.float32, shape=(), n=(T, M): torch.zeros((*n, *shape), dtype=dtype, device=dev)
+        # this rollout, (T, M, ...)
+        self.b_obs, self.b_final_obs = z(self.obs.dtype, obs_space.shape), z(self.obs.dtype, obs_space.shape)
+        self.b_actions, self.b_rewards, self.b_ep_return = z(torch.int64), z(), z()
+        self.b_terminated, self.b_truncated = z(torch.bool), z(torch.bool)
+        # replay: n-step items in a ring of `replay.capacity` slots
+        C = self.capacity = cfg.replay.capacity
+        self.r_obs, self.r_boot = z(self.obs.dtype, obs_space.shape, (C,)), z(self.obs.dtype, obs_space.shape, (C,))
+        self.r_actions, self.r_returns, self.r_discounts = z(torch.int64, n=(C,)), z(n=(C,)), z(n=(C,))
+        self.r_pos = self.r_size = 0
+        self.version = self.updates = self.opt_steps = self.env_steps = self.synced_at = 0
+        self.returns = deque(maxlen=cfg.run.return_window)
+        self.episodes = 0
+        self.train_s = 0.0
+        self.time_to_target_s = self.steps_to_target = None
+        self.target: Optional[float] = cfg.run.target_return
+
+    def epsilon(self) -> float:
+        "Linear decay from `eps_start` to `eps_end` over `eps_decay_steps` env steps."
+        a = self.cfg.algo
+        return a.eps_end + (a.eps_start - a.eps_end) * max(0.0, 1 - self.env_steps / a.eps_decay_steps)
+
+    @torch.no_grad()
+    def rollout(self) -> dict:
+        "Step the pool `segment_length` times epsilon-greedily, then put the rollout's n-step items into replay."
+        t0, pool, T, M = time.perf_counter(), self.pool, self.cfg.algo.segment_length, self.cfg.env.num_envs
+        eps, obs = self.epsilon(), self.obs
+        for t in range(T):
+            self.b_obs[t] = obs
+            greedy = self.net.q(obs).argmax(-1)
+            explore = torch.rand(M, generator=self.gen, device=self.device) < eps
+            actions = torch.where(explore, torch.randint(self.num_actions, (M,), generator=self.gen, device=self.device), greedy)
+            s = pool.step(actions)
+            self.b_actions[t], self.b_rewards[t] = actions, s.reward
+            self.b_terminated[t], self.b_truncated[t] = s.terminated, s.truncated
+            self.b_final_obs[t], self.b_ep_return[t] = s.final_obs, s.episode_return
+            obs = s.obs
+        self.obs = obs
+        self._store(*ondevice_nstep(self.b_rewards, self.b_terminated, self.b_truncated, self.knobs["gamma"], self.cfg.algo.n_step),
+                    obs)
+        done = self.b_terminated | self.b_truncated
+        ended_t, ended = done.nonzero()[:, 0], self.b_ep_return[done].tolist()
+        steps0 = self.env_steps
+        self.env_steps += T * M
+        self.episodes += len(ended)
+        if self.target is not None and self.steps_to_target is None and ended:
+            hit = OnDevicePPO._first_hit(self, ended)     # the same rule: the first episode after which the window mean is at the target
+            if hit is not None:
+                self.steps_to_target = steps0 + (int(ended_t[hit]) + 1) * M
+                self.time_to_target_s = time.perf_counter() - self.t_created
+        self.returns.extend(ended)
+        self.train_s += time.perf_counter() - t0
+        return dict(episodes=len(ended), episode_return_mean=self.return_mean())
+
+    def _store(self, returns, discounts, boot_index, last_obs) -> None:
+        "Write the rollout's items into the ring: obs, action, n-step return, discount and the obs to bootstrap from."
+        T, M = returns.shape
+        next_obs = torch.cat([self.b_obs[1:], last_obs[None]], 0)
+        next_obs = torch.where(self.b_truncated.view(T, M, *[1] * (next_obs.dim() - 2)), self.b_final_obs, next_obs)
+        boot = next_obs.gather(0, boot_index.view(T, M, *[1] * (next_obs.dim() - 2)).expand_as(next_obs))
+        n = T * M
+        idx = (self.r_pos + torch.arange(n, device=self.device)) % self.capacity
+        self.r_obs[idx], self.r_boot[idx] = self.b_obs.flatten(0, 1), boot.flatten(0, 1)
+        self.r_actions[idx], self.r_returns[idx], self.r_discounts[idx] = self.b_actions.view(-1), returns.view(-1), discounts.view(-1)
+        self.r_pos = (self.r_pos + n) % self.capacity
+        self.r_size = min(self.capacity, self.r_size + n)
+
+    def lr_now(self) -> float:
+        "The learning rate: the knob, decayed linearly to 0 over `run.total_env_steps` with `anneal_lr`."
+        lr = self.knobs["lr"]
+        return lr * max(0.0, 1.0 - self.env_steps / self.cfg.run.total_env_steps) if self.cfg.algo.anneal_lr else lr
+
+    def update(self) -> dict:
+        "`updates_per_segment` double-Q steps on uniform batches from replay (none before `learning_starts` items); bumps the version."
+        t0, k, a = time.perf_counter(), self.knobs, self.cfg.algo
+        stats = {}
+        if self.r_size < a.learning_starts: return stats
+        self.opt.lr = self.lr_now()
+        for _ in range(int(k["updates_per_segment"])):
+            i = torch.randint(self.r_size, (int(k["batch_size"]),), generator=self.gen, device=self.device)
+            obs, boot = self.r_obs[i], self.r_boot[i]
+            with torch.no_grad():
+                q_next = self.target_net.q(boot)
+                q_next = double_q_values(self.net.q(boot), q_next) if a.double_q else q_next.max(-1).values
+                y = self.r_returns[i] + self.r_discounts[i] * q_next
+            q_taken = self.net.q(obs).gather(-1, self.r_actions[i][:, None]).squeeze(-1)
+            loss, stats = dqn_loss(q_taken, y)
+            self.grad.zero_()
+            loss.backward()
+            clip_flat_(self.grad, k["max_grad_norm"])
+            self.opt.step()
+            self.opt_steps += 1
+            if self.opt_steps - self.synced_at >= int(k["target_update_every"]):
+                self.target_net.load_state_dict(self.net.state_dict()); self.synced_at = self.opt_steps
+        stats.pop("td_abs", None)
+        self.version += 1; self.updates += 1
+        self.train_s += time.perf_counter() - t0
+        return dict(stats, epsilon=self.epsilon(), lr=self.opt.lr)
+
+    def train(self, total_env_steps: Optional[int] = None, target_return: Optional[float] = None) -> dict:
+        "Rollouts and updates until `total_env_steps` (default `run.total_env_steps`) or the target return."
+        total = self.cfg.run.total_env_steps if total_env_steps is None else total_env_steps
+        if target_return is not None and target_return != self.target:
+            self.target, self.time_to_target_s, self.steps_to_target = target_return, None, None
+        t0, updates0 = time.perf_counter(), self.updates
+        while self.env_steps < total:
+            self.rollout()
+            if self.steps_to_target is not None and self.return_mean() >= self.target: break
+            self.update()
+        return dict(env_steps=self.env_steps, wall_s=time.perf_counter() - t0, updates=self.updates - updates0,
+                    solved=self.steps_to_target is not None, return_mean=self.return_mean(),
+                    time_to_target_s=self.time_to_target_s, steps_to_target=self.steps_to_target)
+
+    def return_mean(self) -> float:
+        return float(np.mean(self.returns)) if self.returns else float("nan")
+
+    def metrics(self) -> dict:
+        return dict(env_steps=self.env_steps, env_steps_per_s=self.env_steps / self.train_s if self.train_s else 0.0,
+                    learner_updates=self.updates, policy_version=self.version, episode_return_mean=self.return_mean(),
+                    episodes=self.episodes, replay_size=self.r_size, epsilon=self.epsilon(),
+                    **{f"knob_{k}": v for k, v in self.knobs.items()})
+
+    def set_knobs(self, **knobs) -> dict:
+        "Change live hyperparameters (names in `KNOBS`); unknown names are errors."
+        unknown = sorted(set(knobs) - set(self.KNOBS))
+        if unknown: raise ValueError(f"unknown knob(s) {unknown}: OnDeviceDQN has {', '.join(self.KNOBS)}")
+        self.knobs.update({k: self.KNOBS[k](v) for k, v in knobs.items()})
+        return dict(self.knobs)
+
+# %% ../nbs/09_ondevice.ipynb 52
 def env_spaces_of(cfg: Config) -> tuple[gym.Space, gym.Space]:
     "The observation and action spaces of `cfg`'s torch env."
     pool = make_torch_pool(cfg.env.id, 1)
@@ -465,7 +645,7 @@ def single_process_update(cfg: Config, batch: dict, steps: int = 1) -> dict:
     "The same steps in this process, on the whole batch: what `data_parallel_update` must reproduce."
     return _train_on(cfg, normalized(batch), steps, resolve_device(cfg.topology.device))
 
-# %% ../nbs/09_ondevice.ipynb 50
+# %% ../nbs/09_ondevice.ipynb 56
 BREAKOUT_OVERRIDES = {"env.id": "Breakout-MinAtar-v0", "env.num_envs": 128, "algo.segment_length": 32,
                       "algo.hidden_size": 128, "algo.lr": 1e-3, "algo.gamma": 0.99, "algo.gae_lambda": 0.95,
                       "algo.epochs": 4, "algo.minibatch_size": 1024, "algo.ent_coef": 0.01,
