@@ -29,8 +29,9 @@ from .torch_envs import make_torch_pool
 
 # %% auto 0
 __all__ = ['STAT_NAMES', 'BREAKOUT_OVERRIDES', 'ondevice_gae', 'sample_actions', 'ppo_objective', 'obs_scale', 'make_model',
-           'flat_parameters', 'FlatAdam', 'clip_flat_', 'grad_step', 'OnDevicePPO', 'OnDeviceIMPALA', 'ondevice_nstep',
-           'OnDeviceDQN', 'env_spaces_of', 'normalized', 'data_parallel_update', 'single_process_update']
+           'flat_parameters', 'FlatAdam', 'clip_flat_', 'grad_step', 'OnDeviceLoop', 'OnDevicePPO', 'OnDeviceIMPALA',
+           'ondevice_nstep', 'OnDeviceDQN', 'env_spaces_of', 'normalized', 'data_parallel_update',
+           'single_process_update']
 
 # %% ../nbs/09_ondevice.ipynb 5
 def ondevice_gae(rewards: torch.Tensor, values: torch.Tensor, last_value: torch.Tensor, final_values: torch.Tensor,
@@ -166,32 +167,120 @@ def _pool_tensors(pool) -> dict:
     return {k: v.clone() for k, v in vars(pool).items() if isinstance(v, torch.Tensor)}
 
 # %% ../nbs/09_ondevice.ipynb 25
-class OnDevicePPO:
+class OnDeviceLoop:
+    """What every all-on-device learner shares: the config checks, the device, the torch env pool and its
+    first observations, the random generator, the live knobs, the counters, the episode bookkeeping
+    against the target, and the `train` loop (`rollout`, then `learn`, until a step budget or the target)."""
+    ALGO: str = ""                        # the `algo.name` a subclass trains
+    PRESET: str = ""                      # its preset, used when no config is given
+    KNOBS: dict = {}                      # live knobs: name -> type
+
+    def __init__(self, cfg=None, overrides=None, num_threads: Optional[int] = 1):
+        self.t_created = time.perf_counter()
+        self.cfg = cfg = load_config(cfg if cfg is not None else self.PRESET, overrides)
+        name = type(self).__name__
+        if cfg.env.backend != "torch":
+            raise ConfigError([f"env.backend = {cfg.env.backend!r}: {name} steps torch env pools only; set env.backend=torch."])
+        if cfg.algo.name != self.ALGO:
+            raise ConfigError([f"algo.name = {cfg.algo.name!r}: {name} runs {self.ALGO} only."])
+        if num_threads: torch.set_num_threads(num_threads)
+        dev = resolve_device(cfg.topology.device)
+        if dev.type == "cuda" and dev.index is None: dev = torch.device("cuda", torch.cuda.current_device())
+        self.device = dev
+        self.pool = make_torch_pool(cfg.env.id, cfg.env.num_envs, device=dev, max_episode_steps=cfg.env.max_episode_steps)
+        self.obs = self.pool.reset(env_seeds(cfg.env, 0, cfg.run.seed))
+        self.gen = torch.Generator(device=dev).manual_seed(cfg.run.seed)
+        self.knobs = {k: getattr(cfg.algo, k) for k in self.KNOBS}
+        self.version = self.updates = self.opt_steps = self.env_steps = 0
+        self.returns = deque(maxlen=cfg.run.return_window)   # last episode returns, in the order they ended
+        self.episodes = 0
+        self.train_s = 0.0                                     # wall time spent in rollouts and updates
+        self.time_to_target_s = self.steps_to_target = None
+        self.target: Optional[float] = cfg.run.target_return
+
+    def _count_rollout(self, terminated: torch.Tensor, truncated: torch.Tensor, ep_return: torch.Tensor) -> list:
+        "Count a rollout's `(T, M)` steps and the episodes that ended in it (returns read once); check the target."
+        M = self.cfg.env.num_envs
+        done = terminated | truncated
+        ended_t = done.nonzero()[:, 0]                         # time index of each ended episode, in time order
+        ended = ep_return[done].tolist()
+        steps0 = self.env_steps
+        self.env_steps += done.numel()
+        self.episodes += len(ended)
+        if self.target is not None and self.steps_to_target is None and ended:
+            hit = self._first_hit(ended)
+            if hit is not None:
+                self.steps_to_target = steps0 + (int(ended_t[hit]) + 1) * M
+                self.time_to_target_s = time.perf_counter() - self.t_created
+        self.returns.extend(ended)
+        return ended
+
+    def _first_hit(self, ended: list) -> Optional[int]:
+        "Index in `ended` of the first episode after which the window mean reaches the target, or None."
+        W, window = self.returns.maxlen, deque(self.returns, maxlen=self.returns.maxlen)
+        total = sum(window)
+        for i, r in enumerate(ended):
+            if len(window) == W: total -= window[0]
+            window.append(r); total += r
+            if len(window) == W and total / W >= self.target: return i
+        return None
+
+    def return_mean(self) -> float:
+        "Mean return of the last `run.return_window` episodes (NaN before the first)."
+        return float(np.mean(self.returns)) if self.returns else float("nan")
+
+    def learn(self) -> dict:
+        "Learn from what the last rollout added (a subclass's update)."
+        raise NotImplementedError
+
+    def iterate(self) -> dict:
+        "One rollout and one update; returns the stats of both and the new policy version."
+        info = self.rollout()
+        info.update(self.learn())
+        info.update(env_steps=self.env_steps, policy_version=self.version)
+        return info
+
+    def train(self, total_env_steps: Optional[int] = None, target_return: Optional[float] = None) -> dict:
+        """Iterate until `env_steps` reaches `total_env_steps` (default `run.total_env_steps`) or the mean return
+        reaches the target (default `run.target_return`; None: no target)."""
+        total = self.cfg.run.total_env_steps if total_env_steps is None else total_env_steps
+        if target_return is not None and target_return != self.target:
+            self.target, self.time_to_target_s, self.steps_to_target = target_return, None, None
+        t0, updates0 = time.perf_counter(), self.updates
+        while self.env_steps < total:
+            self.rollout()
+            if self.target is not None and self.steps_to_target is not None and self.return_mean() >= self.target: break
+            self.learn()
+        return dict(env_steps=self.env_steps, wall_s=time.perf_counter() - t0, updates=self.updates - updates0,
+                    solved=self.steps_to_target is not None, return_mean=self.return_mean(),
+                    time_to_target_s=self.time_to_target_s, steps_to_target=self.steps_to_target)
+
+    def metrics(self) -> dict:
+        return dict(env_steps=self.env_steps, env_steps_per_s=self.env_steps / self.train_s if self.train_s else 0.0,
+                    learner_updates=self.updates, policy_version=self.version, episode_return_mean=self.return_mean(),
+                    episodes=self.episodes, **{f"knob_{k}": v for k, v in self.knobs.items()})
+
+    def set_knobs(self, **knobs) -> dict:
+        "Change live hyperparameters (names in `KNOBS`); unknown names are errors."
+        unknown = sorted(set(knobs) - set(self.KNOBS))
+        if unknown: raise ValueError(f"unknown knob(s) {unknown}: {type(self).__name__} has {', '.join(self.KNOBS)}")
+        self.knobs.update({k: self.KNOBS[k](v) for k, v in knobs.items()})
+        return dict(self.knobs)
+
+# %% ../nbs/09_ondevice.ipynb 26
+class OnDevicePPO(OnDeviceLoop):
     "PPO with env pool, rollout storage, inference and learner all on one device (`topology.device`)."
-    ALGO = "ppo"          # the `algo.name` this loop trains
+    ALGO, PRESET = "ppo", "cartpole-ondevice"
     KNOBS = {"lr": float, "ent_coef": float, "clip_coef": float, "epochs": int, "minibatch_size": int,
              "vf_coef": float, "max_grad_norm": float, "gamma": float, "gae_lambda": float}
 
     def __init__(self, cfg=None, overrides=None, num_threads: Optional[int] = 1):
-        self.t_created = time.perf_counter()
-        self.cfg = cfg = load_config(cfg if cfg is not None else "cartpole-ondevice", overrides)
-        if cfg.env.backend != "torch":
-            raise ConfigError([f"env.backend = {cfg.env.backend!r}: {type(self).__name__} steps torch env pools only; set env.backend=torch."])
-        if cfg.algo.name != self.ALGO:
-            raise ConfigError([f"algo.name = {cfg.algo.name!r}: {type(self).__name__} runs {self.ALGO} only."])
-        if num_threads: torch.set_num_threads(num_threads)
-        a, M, T = cfg.algo, cfg.env.num_envs, cfg.algo.segment_length
-        dev = resolve_device(cfg.topology.device)
-        if dev.type == "cuda" and dev.index is None: dev = torch.device("cuda", torch.cuda.current_device())
-        self.device = dev
-        self.pool = make_torch_pool(cfg.env.id, M, device=dev, max_episode_steps=cfg.env.max_episode_steps)
-        self.obs = self.pool.reset(env_seeds(cfg.env, 0, cfg.run.seed))
+        super().__init__(cfg, overrides, num_threads)
+        a, M, T, dev = self.cfg.algo, self.cfg.env.num_envs, self.cfg.algo.segment_length, self.device
         obs_space, act_space = self.pool.single_observation_space, self.pool.single_action_space
-        self.model = make_model(cfg, obs_space, act_space, dev)
+        self.model = make_model(self.cfg, obs_space, act_space, dev)
         self.flat, self.grad = flat_parameters(self.model)
         self.opt = FlatAdam(self.flat, self.grad, a.lr)
-        self.gen = torch.Generator(device=dev).manual_seed(cfg.run.seed)
-        self.knobs = {k: getattr(a, k) for k in self.KNOBS}
         # rollout storage, (T, M, ...) on the device
         z = lambda dtype=torch.float32, shape=(): torch.zeros((T, M, *shape), dtype=dtype, device=dev)
         self.b_obs = z(self.obs.dtype, obs_space.shape)
@@ -199,13 +288,6 @@ class OnDevicePPO:
         self.b_actions, self.b_logp, self.b_values = z(torch.int64), z(), z()
         self.b_rewards, self.b_ep_return = z(), z()
         self.b_terminated, self.b_truncated = z(torch.bool), z(torch.bool)
-        # counters
-        self.version = self.updates = self.opt_steps = self.env_steps = 0
-        self.returns = deque(maxlen=cfg.run.return_window)   # last episode returns, in the order they ended
-        self.episodes = 0
-        self.train_s = 0.0                                     # wall time spent in rollouts and updates
-        self.time_to_target_s = self.steps_to_target = None
-        self.target: Optional[float] = cfg.run.target_return
 
     # --- acting ---
     def _autocast(self):
@@ -228,35 +310,9 @@ class OnDevicePPO:
             self.b_rewards[t], self.b_terminated[t], self.b_truncated[t] = s.reward, s.terminated, s.truncated
             self.b_final_obs[t], self.b_ep_return[t] = s.final_obs, s.episode_return
         self.obs = obs
-        M = self.cfg.env.num_envs
-        done = self.b_terminated | self.b_truncated
-        ended_t = done.nonzero()[:, 0]                         # time index of each ended episode, in time order
-        ended = self.b_ep_return[done].tolist()
-        steps0 = self.env_steps
-        self.env_steps += T * M
-        self.episodes += len(ended)
-        if self.target is not None and self.steps_to_target is None and ended:
-            hit = self._first_hit(ended)
-            if hit is not None:
-                self.steps_to_target = steps0 + (int(ended_t[hit]) + 1) * M
-                self.time_to_target_s = time.perf_counter() - self.t_created
-        self.returns.extend(ended)
+        ended = self._count_rollout(self.b_terminated, self.b_truncated, self.b_ep_return)
         self.train_s += time.perf_counter() - t0
         return dict(episodes=len(ended), episode_return_mean=self.return_mean())
-
-    def _first_hit(self, ended: list) -> Optional[int]:
-        "Index in `ended` of the first episode after which the window mean reaches the target, or None."
-        W, window = self.returns.maxlen, deque(self.returns, maxlen=self.returns.maxlen)
-        total = sum(window)
-        for i, r in enumerate(ended):
-            if len(window) == W: total -= window[0]
-            window.append(r); total += r
-            if len(window) == W and total / W >= self.target: return i
-        return None
-
-    def return_mean(self) -> float:
-        "Mean return of the last `run.return_window` episodes (NaN before the first)."
-        return float(np.mean(self.returns)) if self.returns else float("nan")
 
     # --- learning ---
     @torch.no_grad()
@@ -305,41 +361,13 @@ class OnDevicePPO:
         out["lr"] = lr
         return out
 
-    def iterate(self) -> dict:
-        "One rollout and one update; returns the stats of both and the new policy version."
-        info = self.rollout()
-        info.update(self.update(self.batch()))
-        info.update(env_steps=self.env_steps, policy_version=self.version)
-        return info
-
-    def train(self, total_env_steps: Optional[int] = None, target_return: Optional[float] = None) -> dict:
-        """Iterate until `env_steps` reaches `total_env_steps` (default `run.total_env_steps`) or the mean return
-        reaches the target (default `run.target_return`; None: no target)."""
-        total = self.cfg.run.total_env_steps if total_env_steps is None else total_env_steps
-        if target_return is not None and target_return != self.target:
-            self.target, self.time_to_target_s, self.steps_to_target = target_return, None, None
-        t0, updates0 = time.perf_counter(), self.updates
-        while self.env_steps < total:
-            self.rollout()
-            if self.target is not None and self.steps_to_target is not None and self.return_mean() >= self.target: break
-            self.update(self.batch())
-        return dict(env_steps=self.env_steps, wall_s=time.perf_counter() - t0, updates=self.updates - updates0,
-                    solved=self.steps_to_target is not None, return_mean=self.return_mean(),
-                    time_to_target_s=self.time_to_target_s, steps_to_target=self.steps_to_target)
+    def learn(self) -> dict:
+        "The update on the last rollout."
+        return self.update(self.batch())
 
     # --- the component protocol ---
     def metrics(self) -> dict:
-        return dict(env_steps=self.env_steps, env_steps_per_s=self.env_steps / self.train_s if self.train_s else 0.0,
-                    learner_updates=self.updates, policy_version=self.version, episode_return_mean=self.return_mean(),
-                    episodes=self.episodes, version_lag_mean=0.0, version_lag_max=0,
-                    **{f"knob_{k}": v for k, v in self.knobs.items()})
-
-    def set_knobs(self, **knobs) -> dict:
-        "Change live hyperparameters (names in `KNOBS`); unknown names are errors."
-        unknown = sorted(set(knobs) - set(self.KNOBS))
-        if unknown: raise ValueError(f"unknown knob(s) {unknown}: {type(self).__name__} has {', '.join(self.KNOBS)}")
-        self.knobs.update({k: self.KNOBS[k](v) for k, v in knobs.items()})
-        return dict(self.knobs)
+        return dict(super().metrics(), version_lag_mean=0.0, version_lag_max=0)
 
     def state_dict(self) -> dict:
         "Everything needed to continue exactly: model, optimizer, pool state, current observations, RNG, counters, knobs."
@@ -357,7 +385,7 @@ class OnDevicePPO:
         self.returns.clear(); self.returns.extend(sd["returns"])
         for k, v in sd["counters"].items(): setattr(self, k, v)
 
-# %% ../nbs/09_ondevice.ipynb 42
+# %% ../nbs/09_ondevice.ipynb 43
 class OnDeviceIMPALA(OnDevicePPO):
     "IMPALA's V-trace actor-critic with env pool, rollout storage, inference and learner all on one device."
     ALGO = "impala"
@@ -407,7 +435,7 @@ class OnDeviceIMPALA(OnDevicePPO):
         self.train_s += time.perf_counter() - t0
         return {**stats, "lr": lr}
 
-# %% ../nbs/09_ondevice.ipynb 46
+# %% ../nbs/09_ondevice.ipynb 47
 def ondevice_nstep(rewards: torch.Tensor, terminated: torch.Tensor, truncated: torch.Tensor, gamma: float,
                    n: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """n-step items of a `(T, M)` rollout: for the step at `t`, the discounted reward sum over the next `k` steps,
@@ -426,36 +454,24 @@ def ondevice_nstep(rewards: torch.Tensor, terminated: torch.Tensor, truncated: t
         alive[:L] = live & ~(terminated[j:] | truncated[j:])
     return returns, discounts, boot
 
-# %% ../nbs/09_ondevice.ipynb 48
-class OnDeviceDQN:
+# %% ../nbs/09_ondevice.ipynb 49
+class OnDeviceDQN(OnDeviceLoop):
     """Double DQN with n-step returns, with env pool, replay, epsilon-greedy acting and learner all on one device:
     each rollout's transitions go into a ring of device tensors, and the learner samples it uniformly."""
-    ALGO = "dqn"
+    ALGO, PRESET = "dqn", "cartpole-ondevice-dqn"
     KNOBS = {"lr": float, "updates_per_segment": int, "batch_size": int, "target_update_every": int, "gamma": float,
              "max_grad_norm": float}
 
     def __init__(self, cfg=None, overrides=None, num_threads: Optional[int] = 1):
-        self.t_created = time.perf_counter()
-        self.cfg = cfg = load_config(cfg if cfg is not None else "cartpole-ondevice-dqn", overrides)
-        if cfg.env.backend != "torch":
-            raise ConfigError([f"env.backend = {cfg.env.backend!r}: OnDeviceDQN steps torch env pools only; set env.backend=torch."])
-        if cfg.algo.name != self.ALGO:
-            raise ConfigError([f"algo.name = {cfg.algo.name!r}: OnDeviceDQN runs dqn only."])
-        if num_threads: torch.set_num_threads(num_threads)
+        super().__init__(cfg, overrides, num_threads)
+        cfg, dev = self.cfg, self.device
         a, M, T = cfg.algo, cfg.env.num_envs, cfg.algo.segment_length
-        dev = resolve_device(cfg.topology.device)
-        if dev.type == "cuda" and dev.index is None: dev = torch.device("cuda", torch.cuda.current_device())
-        self.device = dev
-        self.pool = make_torch_pool(cfg.env.id, M, device=dev, max_episode_steps=cfg.env.max_episode_steps)
-        self.obs = self.pool.reset(env_seeds(cfg.env, 0, cfg.run.seed))
         obs_space, act_space = self.pool.single_observation_space, self.pool.single_action_space
         torch.manual_seed(cfg.run.seed)
         self.net = build_q_model(obs_space, act_space, a.hidden_size, torso=a.model).to(dev)
         self.target_net = copy.deepcopy(self.net).requires_grad_(False)
         self.flat, self.grad = flat_parameters(self.net)
         self.opt = FlatAdam(self.flat, self.grad, a.lr)
-        self.gen = torch.Generator(device=dev).manual_seed(cfg.run.seed)
-        self.knobs = {k: getattr(a, k) for k in self.KNOBS}
         self.num_actions = int(act_space.n)
         z = lambda dtype=torch.float32, shape=(), n=(T, M): torch.zeros((*n, *shape), dtype=dtype, device=dev)
         # this rollout, (T, M, ...)
@@ -467,12 +483,7 @@ class OnDeviceDQN:
         self.r_obs, self.r_boot = z(self.obs.dtype, obs_space.shape, (C,)), z(self.obs.dtype, obs_space.shape, (C,))
         self.r_actions, self.r_returns, self.r_discounts = z(torch.int64, n=(C,)), z(n=(C,)), z(n=(C,))
         self.r_pos = self.r_size = 0
-        self.version = self.updates = self.opt_steps = self.env_steps = self.synced_at = 0
-        self.returns = deque(maxlen=cfg.run.return_window)
-        self.episodes = 0
-        self.train_s = 0.0
-        self.time_to_target_s = self.steps_to_target = None
-        self.target: Optional[float] = cfg.run.target_return
+        self.synced_at = 0                                     # optimizer step of the last target sync
 
     def epsilon(self) -> float:
         "Linear decay from `eps_start` to `eps_end` over `eps_decay_steps` env steps."
@@ -497,17 +508,7 @@ class OnDeviceDQN:
         self.obs = obs
         self._store(*ondevice_nstep(self.b_rewards, self.b_terminated, self.b_truncated, self.knobs["gamma"], self.cfg.algo.n_step),
                     obs)
-        done = self.b_terminated | self.b_truncated
-        ended_t, ended = done.nonzero()[:, 0], self.b_ep_return[done].tolist()
-        steps0 = self.env_steps
-        self.env_steps += T * M
-        self.episodes += len(ended)
-        if self.target is not None and self.steps_to_target is None and ended:
-            hit = OnDevicePPO._first_hit(self, ended)     # the same rule: the first episode after which the window mean is at the target
-            if hit is not None:
-                self.steps_to_target = steps0 + (int(ended_t[hit]) + 1) * M
-                self.time_to_target_s = time.perf_counter() - self.t_created
-        self.returns.extend(ended)
+        ended = self._count_rollout(self.b_terminated, self.b_truncated, self.b_ep_return)
         self.train_s += time.perf_counter() - t0
         return dict(episodes=len(ended), episode_return_mean=self.return_mean())
 
@@ -556,37 +557,14 @@ class OnDeviceDQN:
         self.train_s += time.perf_counter() - t0
         return dict(stats, epsilon=self.epsilon(), lr=self.opt.lr)
 
-    def train(self, total_env_steps: Optional[int] = None, target_return: Optional[float] = None) -> dict:
-        "Rollouts and updates until `total_env_steps` (default `run.total_env_steps`) or the target return."
-        total = self.cfg.run.total_env_steps if total_env_steps is None else total_env_steps
-        if target_return is not None and target_return != self.target:
-            self.target, self.time_to_target_s, self.steps_to_target = target_return, None, None
-        t0, updates0 = time.perf_counter(), self.updates
-        while self.env_steps < total:
-            self.rollout()
-            if self.steps_to_target is not None and self.return_mean() >= self.target: break
-            self.update()
-        return dict(env_steps=self.env_steps, wall_s=time.perf_counter() - t0, updates=self.updates - updates0,
-                    solved=self.steps_to_target is not None, return_mean=self.return_mean(),
-                    time_to_target_s=self.time_to_target_s, steps_to_target=self.steps_to_target)
-
-    def return_mean(self) -> float:
-        return float(np.mean(self.returns)) if self.returns else float("nan")
+    def learn(self) -> dict:
+        "The update: steps on replay."
+        return self.update()
 
     def metrics(self) -> dict:
-        return dict(env_steps=self.env_steps, env_steps_per_s=self.env_steps / self.train_s if self.train_s else 0.0,
-                    learner_updates=self.updates, policy_version=self.version, episode_return_mean=self.return_mean(),
-                    episodes=self.episodes, replay_size=self.r_size, epsilon=self.epsilon(),
-                    **{f"knob_{k}": v for k, v in self.knobs.items()})
+        return dict(super().metrics(), replay_size=self.r_size, epsilon=self.epsilon())
 
-    def set_knobs(self, **knobs) -> dict:
-        "Change live hyperparameters (names in `KNOBS`); unknown names are errors."
-        unknown = sorted(set(knobs) - set(self.KNOBS))
-        if unknown: raise ValueError(f"unknown knob(s) {unknown}: OnDeviceDQN has {', '.join(self.KNOBS)}")
-        self.knobs.update({k: self.KNOBS[k](v) for k, v in knobs.items()})
-        return dict(self.knobs)
-
-# %% ../nbs/09_ondevice.ipynb 52
+# %% ../nbs/09_ondevice.ipynb 53
 def env_spaces_of(cfg: Config) -> tuple[gym.Space, gym.Space]:
     "The observation and action spaces of `cfg`'s torch env."
     pool = make_torch_pool(cfg.env.id, 1)
@@ -645,7 +623,7 @@ def single_process_update(cfg: Config, batch: dict, steps: int = 1) -> dict:
     "The same steps in this process, on the whole batch: what `data_parallel_update` must reproduce."
     return _train_on(cfg, normalized(batch), steps, resolve_device(cfg.topology.device))
 
-# %% ../nbs/09_ondevice.ipynb 56
+# %% ../nbs/09_ondevice.ipynb 57
 BREAKOUT_OVERRIDES = {"env.id": "Breakout-MinAtar-v0", "env.num_envs": 128, "algo.segment_length": 32,
                       "algo.hidden_size": 128, "algo.lr": 1e-3, "algo.gamma": 0.99, "algo.gae_lambda": 0.95,
                       "algo.epochs": 4, "algo.minibatch_size": 1024, "algo.ent_coef": 0.01,
