@@ -28,18 +28,23 @@ from .targets import double_q_values, dqn_loss, vtrace_loss
 from .torch_envs import make_torch_pool
 
 # %% auto 0
-__all__ = ['STAT_NAMES', 'BREAKOUT_OVERRIDES', 'ondevice_gae', 'sample_actions', 'ppo_objective', 'obs_scale', 'make_model',
-           'flat_parameters', 'FlatAdam', 'clip_flat_', 'grad_step', 'OnDeviceLoop', 'OnDevicePPO', 'OnDeviceIMPALA',
-           'ondevice_nstep', 'OnDeviceDQN', 'env_spaces_of', 'normalized', 'data_parallel_update',
+__all__ = ['STAT_NAMES', 'BREAKOUT_OVERRIDES', 'ondevice_next', 'ondevice_gae', 'sample_actions', 'ppo_objective', 'obs_scale',
+           'make_model', 'flat_parameters', 'FlatAdam', 'clip_flat_', 'grad_step', 'OnDeviceLoop', 'OnDevicePPO',
+           'OnDeviceIMPALA', 'ondevice_nstep', 'OnDeviceDQN', 'env_spaces_of', 'normalized', 'data_parallel_update',
            'single_process_update']
 
 # %% ../nbs/09_ondevice.ipynb 5
+def ondevice_next(x: torch.Tensor, last: torch.Tensor, final: torch.Tensor, truncated: torch.Tensor) -> torch.Tensor:
+    """What follows each step of a `(T, M, ...)` rollout `x`: `x[t + 1]`, `last` after the last step, and `final`
+    (the true last observation, or its value) where the step truncated its episode."""
+    nxt = torch.cat([x[1:], last[None]], 0)
+    return torch.where(truncated.view(*truncated.shape, *[1] * (x.dim() - truncated.dim())), final, nxt)
+
 def ondevice_gae(rewards: torch.Tensor, values: torch.Tensor, last_value: torch.Tensor, final_values: torch.Tensor,
                  terminated: torch.Tensor, truncated: torch.Tensor, gamma: float, lam: float) -> tuple[torch.Tensor, torch.Tensor]:
     """Advantages and returns `(T, M)`. `values[t]` is V(obs[t]), `last_value` V(obs after the last step),
     `final_values[t]` V(final observation) (read only where `truncated[t]`)."""
-    next_values = torch.cat([values[1:], last_value[None]], 0)
-    next_values = torch.where(truncated, final_values, next_values).masked_fill(terminated, 0.0)
+    next_values = ondevice_next(values, last_value, final_values, truncated).masked_fill(terminated, 0.0)
     deltas = rewards + gamma * next_values - values
     decay = (~(terminated | truncated)).to(values.dtype) * (gamma * lam)
     adv = torch.empty_like(values)
@@ -229,6 +234,13 @@ class OnDeviceLoop:
         "Mean return of the last `run.return_window` episodes (NaN before the first)."
         return float(np.mean(self.returns)) if self.returns else float("nan")
 
+    def lr_now(self) -> float:
+        "The learning rate of the next optimizer step: knob × warmup ramp × (optional) linear anneal."
+        a, lr = self.cfg.algo, self.knobs["lr"]
+        if a.lr_warmup_updates: lr *= min(1.0, (self.opt_steps + 1) / a.lr_warmup_updates)
+        if a.anneal_lr: lr *= max(0.0, 1.0 - self.env_steps / self.cfg.run.total_env_steps)
+        return lr
+
     def learn(self) -> dict:
         "Learn from what the last rollout added (a subclass's update)."
         raise NotImplementedError
@@ -316,26 +328,25 @@ class OnDevicePPO(OnDeviceLoop):
 
     # --- learning ---
     @torch.no_grad()
-    def batch(self) -> dict:
-        "The last rollout as flat tensors with advantages and returns (bootstrapping as in `ondevice_gae`)."
-        t0, model = time.perf_counter(), self.model
+    def _bootstrap_values(self) -> tuple[torch.Tensor, torch.Tensor]:
+        "V(obs after the rollout), `(M,)`, and V(final obs) where a step truncated (0 elsewhere), `(T, M)`."
         with self._autocast():
-            last_value = model.value(self.obs).float()
+            last_value = self.model.value(self.obs).float()
             final_values = torch.zeros_like(self.b_values)
             idx = self.b_truncated.view(-1).nonzero().squeeze(1)
-            if len(idx): final_values.view(-1)[idx] = model.value(self.b_final_obs.flatten(0, 1)[idx]).float()
+            if len(idx): final_values.view(-1)[idx] = self.model.value(self.b_final_obs.flatten(0, 1)[idx]).float()
+        return last_value, final_values
+
+    @torch.no_grad()
+    def batch(self) -> dict:
+        "The last rollout as flat tensors with advantages and returns (bootstrapping as in `ondevice_gae`)."
+        t0 = time.perf_counter()
+        last_value, final_values = self._bootstrap_values()
         adv, ret = ondevice_gae(self.b_rewards, self.b_values, last_value, final_values, self.b_terminated,
                                 self.b_truncated, self.knobs["gamma"], self.knobs["gae_lambda"])
         self.train_s += time.perf_counter() - t0
         return dict(obs=self.b_obs.flatten(0, 1), actions=self.b_actions.view(-1), logp=self.b_logp.view(-1),
                     values=self.b_values.view(-1), adv=adv.view(-1), ret=ret.view(-1))
-
-    def lr_now(self) -> float:
-        "The learning rate of the next optimizer step: knob × warmup ramp × (optional) linear anneal."
-        a, lr = self.cfg.algo, self.knobs["lr"]
-        if a.lr_warmup_updates: lr *= min(1.0, (self.opt_steps + 1) / a.lr_warmup_updates)
-        if a.anneal_lr: lr *= max(0.0, 1.0 - self.env_steps / self.cfg.run.total_env_steps)
-        return lr
 
     def update(self, b: dict) -> dict:
         "PPO epochs over minibatches of `b`; bumps the policy version."
@@ -396,14 +407,9 @@ class OnDeviceIMPALA(OnDevicePPO):
     def batch(self) -> dict:
         """The last rollout as `(T, M)` tensors, with the value after each step: V(next obs), V(final obs)
         where truncated, 0 where terminated (from the model as it is before the update)."""
-        t0, model = time.perf_counter(), self.model
-        with self._autocast():
-            last_value = model.value(self.obs).float()
-            final_values = torch.zeros_like(self.b_values)
-            idx = self.b_truncated.view(-1).nonzero().squeeze(1)
-            if len(idx): final_values.view(-1)[idx] = model.value(self.b_final_obs.flatten(0, 1)[idx]).float()
-        next_values = torch.cat([self.b_values[1:], last_value[None]], 0)
-        next_values = torch.where(self.b_truncated, final_values, next_values).masked_fill(self.b_terminated, 0.0)
+        t0 = time.perf_counter()
+        last_value, final_values = self._bootstrap_values()
+        next_values = ondevice_next(self.b_values, last_value, final_values, self.b_truncated).masked_fill(self.b_terminated, 0.0)
         self.train_s += time.perf_counter() - t0
         return dict(obs=self.b_obs, actions=self.b_actions, logp=self.b_logp, rewards=self.b_rewards,
                     next_values=next_values, dones=self.b_terminated | self.b_truncated)
@@ -515,8 +521,7 @@ class OnDeviceDQN(OnDeviceLoop):
     def _store(self, returns, discounts, boot_index, last_obs) -> None:
         "Write the rollout's items into the ring: obs, action, n-step return, discount and the obs to bootstrap from."
         T, M = returns.shape
-        next_obs = torch.cat([self.b_obs[1:], last_obs[None]], 0)
-        next_obs = torch.where(self.b_truncated.view(T, M, *[1] * (next_obs.dim() - 2)), self.b_final_obs, next_obs)
+        next_obs = ondevice_next(self.b_obs, last_obs, self.b_final_obs, self.b_truncated)
         boot = next_obs.gather(0, boot_index.view(T, M, *[1] * (next_obs.dim() - 2)).expand_as(next_obs))
         n = T * M
         idx = (self.r_pos + torch.arange(n, device=self.device)) % self.capacity
@@ -524,11 +529,6 @@ class OnDeviceDQN(OnDeviceLoop):
         self.r_actions[idx], self.r_returns[idx], self.r_discounts[idx] = self.b_actions.view(-1), returns.view(-1), discounts.view(-1)
         self.r_pos = (self.r_pos + n) % self.capacity
         self.r_size = min(self.capacity, self.r_size + n)
-
-    def lr_now(self) -> float:
-        "The learning rate: the knob, decayed linearly to 0 over `run.total_env_steps` with `anneal_lr`."
-        lr = self.knobs["lr"]
-        return lr * max(0.0, 1.0 - self.env_steps / self.cfg.run.total_env_steps) if self.cfg.algo.anneal_lr else lr
 
     def update(self) -> dict:
         "`updates_per_segment` double-Q steps on uniform batches from replay (none before `learning_starts` items); bumps the version."
