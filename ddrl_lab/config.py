@@ -163,13 +163,15 @@ SECTIONS: dict[str, type] = {f.name: f.default_factory for f in dataclasses.fiel
 
 # %% ../nbs/00_config.ipynb 12
 class ConfigError(ValueError):
-    "Every problem found in a config, reported together as one paragraph."
-    def __init__(self, problems: list[str]):
-        self.problems = list(problems)
+    "Every problem found in a config, reported together as one paragraph; `source` names the file it came from."
+    def __init__(self, problems: list[str], source: Optional[str] = None):
+        self.problems, self.source = list(problems), source
         n = len(self.problems)
-        head = "1 problem in the config" if n == 1 else f"{n} problems in the config"
+        head = ("1 problem in the config" if n == 1 else f"{n} problems in the config") + (f" read from {source}" if source else "")
         body = " ".join(f"({i}) {p}" for i, p in enumerate(self.problems, 1)) if n > 1 else self.problems[0]
         super().__init__(f"{head}: {body}")
+    def __reduce__(self): return (type(self), (self.problems, self.source))
+
 
 # %% ../nbs/00_config.ipynb 15
 _TYPE_WORDS = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
@@ -208,10 +210,13 @@ def coerce(value, tp) -> Any:
                     if f.is_integer(): return int(f)
                 except ValueError: pass
     elif tp is float and not isinstance(value, bool):
-        if isinstance(value, (int, float)): return float(value)
-        if isinstance(value, str):
-            try: return float(value.strip().replace("_", ""))
+        f = None
+        if isinstance(value, (int, float)): f = float(value)
+        elif isinstance(value, str):
+            try: f = float(value.strip().replace("_", ""))
             except ValueError: pass
+        if f is not None and f != f: raise TypeError("expected a number, not NaN")
+        if f is not None: return f
     elif tp is str:
         if isinstance(value, str): return value
         if isinstance(value, (int, float)) and not isinstance(value, bool): return str(value)
@@ -241,7 +246,8 @@ def config_from_dict(d: Optional[dict]) -> Config:
     for sname in d:
         if sname not in SECTIONS: problems.append(f"unknown section '{sname}'{_suggest(str(sname), SECTIONS)}: expected one of {', '.join(SECTIONS)}.")
     for sname, cls in SECTIONS.items():
-        given = d.get(sname) or {}
+        given = d.get(sname)
+        if given is None: given = {}    # `env:` with nothing under it; 0, [] or "" are refused below
         if not isinstance(given, dict):
             problems.append(f"section '{sname}' must be a mapping of keys to values, got {_show(given)}."); given = {}
         hints, kwargs = typing.get_type_hints(cls), {}
@@ -314,8 +320,8 @@ def apply_overrides(d: dict, overrides=None) -> dict:
     for key, value in items:
         section, _, name = key.partition(".")
         if not name: raise ConfigError([f"override key {key!r} is not of the form section.key."])
-        if not isinstance(out.get(section), dict): out[section] = {}
-        out[section][name] = value
+        if out.get(section) is None: out[section] = {}
+        if isinstance(out[section], dict): out[section][name] = value   # else validation refuses the section
     return out
 
 # %% ../nbs/00_config.ipynb 29
@@ -329,7 +335,45 @@ def config_hash(c: Config) -> str:
         d[s].pop(k, None)
     return hashlib.sha256(json.dumps(d, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
-# %% ../nbs/00_config.ipynb 32
+# %% ../nbs/00_config.ipynb 33
+class _UniqueKeyLoader(yaml.SafeLoader):
+    "PyYAML's safe loader, except that a key given twice in one mapping is an error (PyYAML keeps the last one)."
+    def construct_mapping(self, node, deep=False):
+        seen = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge": continue     # `<<: *base` may be overridden key by key
+            key = self.construct_object(key_node, deep=True)
+            try: first = seen.setdefault(key, key_node)
+            except TypeError: continue                                  # unhashable: PyYAML's own error follows
+            if first is not key_node:
+                raise yaml.constructor.ConstructorError(None, None, f"the key {key!r} appears twice in one mapping (first at line "
+                                                        f"{first.start_mark.line + 1}); expected each key once", key_node.start_mark)
+        return super().construct_mapping(node, deep)
+
+def _read_yaml(path: Path) -> dict:
+    "The YAML mapping in `path`, or a `ConfigError` naming the file and what was expected instead."
+    expected = f"expected a mapping of config sections ({', '.join(SECTIONS)}), e.g. 'env: {{id: CartPole-v1}}'"
+    try: text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise ConfigError([f"{path} is not a YAML text file: byte {e.object[e.start]:#04x} at offset {e.start} is not UTF-8."]) from None
+    except OSError as e: raise ConfigError([f"{path} cannot be read ({e.strerror or e}): expected a readable YAML file."]) from None
+    try: d = yaml.load(text, Loader=_UniqueKeyLoader)
+    except yaml.reader.ReaderError as e:
+        raise ConfigError([f"{path} is not a YAML text file: it holds the control character #x{e.character:04x} at offset {e.position}."]) from None
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = ", ".join(filter(None, (getattr(e, "context", None), getattr(e, "problem", None)))) or str(e).splitlines()[0]
+        raise ConfigError([f"{path} is not valid YAML{where}: {problem}."]) from None
+    except RecursionError: raise ConfigError([f"{path} nests its values too deeply to be a config: {expected}."]) from None
+    if d is None: raise ConfigError([f"{path} is empty (or holds only comments): {expected}."])
+    if not isinstance(d, dict):
+        kind = "a list" if isinstance(d, list) else f"the single value {_show(d)}" if not isinstance(d, str) or len(d) < 40 else "a string"
+        raise ConfigError([f"{path} holds {kind} at the top level: {expected}."])
+    return d
+
+
+# %% ../nbs/00_config.ipynb 34
 PRESET_DIR = Path(str(importlib.resources.files("ddrl_lab"))) / "configs"
 
 def list_presets() -> dict[str, str]:
@@ -340,31 +384,26 @@ def list_presets() -> dict[str, str]:
         out[p.stem] = first.lstrip("#").strip() if first.startswith("#") else ""
     return out
 
-def _read_yaml(path: Path) -> dict:
-    try: d = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-        raise ConfigError([f"{path} is not valid YAML{where}: {problem}."]) from None
-    return d or {}
-
 def load_config(name_or_path="cartpole-ppo", overrides=None) -> Config:
     "Load a preset name or a YAML file, apply `overrides`, validate, and return the `Config`."
     if isinstance(name_or_path, Config): return config_from_dict(apply_overrides(config_to_dict(name_or_path), overrides))
     p = Path(str(name_or_path))
-    if p.suffix in (".yaml", ".yml") or p.exists():
-        if not p.is_file(): raise ConfigError([f"config file {str(p)!r} does not exist."])
+    if p.suffix in (".yaml", ".yml") or p.exists() or "/" in str(name_or_path):
+        if p.is_dir(): raise ConfigError([f"{str(p)!r} is a directory: expected a YAML config file or a preset name."])
+        if not p.is_file():
+            what = "does not exist" if not p.exists() else "is not a regular file"
+            raise ConfigError([f"config file {str(p)!r} {what}: expected a YAML config file or a preset name (see `ddrl-lab presets`)."])
         d = _read_yaml(p)
-    else:
-        presets = list_presets()
-        if p.name not in presets:
-            raise ConfigError([f"unknown preset {str(name_or_path)!r}{_suggest(str(name_or_path), presets)}: expected one of {', '.join(presets)}, or a path to a .yaml file."])
-        d = _read_yaml(PRESET_DIR / f"{p.name}.yaml")
-    return config_from_dict(apply_overrides(d, overrides))
+        try: return config_from_dict(apply_overrides(d, overrides))
+        except ConfigError as e: raise ConfigError(e.problems, source=repr(str(p))) from None
+    presets = list_presets()
+    if p.name not in presets:
+        raise ConfigError([f"unknown preset {str(name_or_path)!r}{_suggest(str(name_or_path), presets)}: expected one of {', '.join(presets)}, or a path to a .yaml file."])
+    return config_from_dict(apply_overrides(_read_yaml(PRESET_DIR / f"{p.name}.yaml"), overrides))
 
 def save_config(c: Config, path) -> Path:
     "Write the fully resolved config as YAML."
     path = Path(path)
     path.write_text(yaml.safe_dump(config_to_dict(c), sort_keys=False))
     return path
+

@@ -58,6 +58,47 @@ def test_yaml_that_does_not_parse(tmp_path):
     assert not (tmp_path / "runs").exists()
 
 
+BAD_FILES = {      # name: (what the file holds, or None for no file; words the error must contain besides the path)
+    "top-level list": (b"- a\n- b\n", ["holds a list at the top level", "expected a mapping of config sections"]),
+    "top-level scalar": (b"5\n", ["holds the single value 5 at the top level", "expected a mapping"]),
+    "top-level string": (b"just some words\n", ["holds the single value 'just some words'", "expected a mapping"]),
+    "section a number": (b"env: 5\nrun: {total_env_steps: 64}\n", ["section 'env' must be a mapping", "got 5"]),
+    "section a list": (b"env: [1, 2]\n", ["section 'env' must be a mapping", "got [1, 2]"]),
+    "section empty list": (b"run: []\n", ["section 'run' must be a mapping", "got []"]),
+    "value a list": (b"env: {id: [1, 2]}\n", ["env.id = [1, 2] has the wrong type", "expected a string"]),
+    "value a mapping": (b"env: {num_envs: {a: 1}}\n", ["env.num_envs", "has the wrong type", "expected an integer"]),
+    "value NaN": (b"algo: {lr: .nan}\n", ["algo.lr = nan", "not NaN"]),
+    "duplicate section": (b"env: {id: CartPole-v1}\nrun: {seed: 1}\nenv: {num_envs: 2}\n",
+                          ["at line 3", "the key 'env' appears twice", "first at line 1", "expected each key once"]),
+    "duplicate key": (b"algo:\n  lr: 0.001\n  lr: 0.1\n", ["at line 3", "the key 'lr' appears twice", "first at line 2"]),
+    "binary garbage": (bytes(range(255, 127, -1)) * 4, ["is not a YAML text file", "byte 0xff at offset 0 is not UTF-8"]),
+    "control characters": (b"env:\x00\x01\x02\n", ["is not a YAML text file", "control character #x0000"]),
+    "empty file": (b"", ["is empty", "expected a mapping of config sections"]),
+    "only comments": (b"# a config to come\n", ["is empty (or holds only comments)"]),
+    "two documents": (b"env: {}\n---\nrun: {}\n", ["is not valid YAML", "expected a single document"]),
+    "python tag": (b"env: !!python/object:os.system {}\n", ["is not valid YAML", "could not determine a constructor"]),
+    "missing file": (None, ["does not exist", "expected a YAML config file or a preset name"]),
+    "directory": ("dir", ["is a directory", "expected a YAML config file or a preset name"]),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_FILES))
+def test_bad_config_file_exits_2_naming_the_file(case, tmp_path):
+    "Any shape of bad file: exit 2, one line naming the file and what was expected, no traceback, no run directory."
+    content, needles = BAD_FILES[case]
+    path = tmp_path / "mine.yaml"
+    if content == "dir": path.mkdir()
+    elif content is not None: path.write_bytes(content)
+    out = tmp_path / "runs"
+    r = run_cli("run", str(path), "--out", str(out))
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert r.stdout == "" and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "Traceback" not in r.stderr and r.stderr.startswith("ddrl-lab: 1 problem in the config"), r.stderr
+    for needle in [str(path), *needles]:
+        assert needle in r.stderr, (needle, r.stderr)
+    assert not out.exists()
+
+
 def test_every_problem_in_one_error(tmp_path):
     r = run_cli("run", "cartpole-ppo", "--set", "sync.mode=bogus", "--set", "env.num_envs=0", "--set", "algo.lr=fast")
     assert r.returncode == 2 and "3 problems in the config" in r.stderr
