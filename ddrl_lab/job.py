@@ -39,7 +39,8 @@ from .runner import EnvRunner
 from .runtime import ActorDied, make_runtime
 
 # %% auto 0
-__all__ = ['IMPLEMENTED', 'FAULT_NAMES', 'plane_problems', 'parse_fault', 'check_supported', 'new_run_dir', 'Job']
+__all__ = ['IMPLEMENTED', 'FAULT_NAMES', 'DRILL_TARGETS', 'plane_problems', 'parse_fault', 'drill_problem', 'check_supported',
+           'new_run_dir', 'Job']
 
 # %% ../nbs/12_job.ipynb 5
 IMPLEMENTED = {"algo.name": ("ppo", "impala", "dqn"), "topology.mode": ("co-located", "decoupled", "central-inference"),
@@ -82,6 +83,23 @@ def parse_fault(spec: str, index: int = 0) -> tuple[int, str, int, float]:
     if at < 0 or worker < 0 or len(parts) > 4: raise ConfigError([f"{where}: expected ENV_STEPS >= 0, WORKER >= 0 and at most 4 fields."])
     return at, fault, worker, seconds
 
+DRILL_TARGETS = {"poison": "worker", "kill_worker": "worker", "slow_worker": "worker", "kill_replay_shard": "shard",
+                 "kill_learner": "learner", "delay": "learner", "disk_full": None}
+
+def drill_problem(fault: str, index: int, workers: int, shards: int, learners: int) -> Optional[str]:
+    "Why drill `fault` cannot hit `index` in a job of `workers` workers, `shards` replay shards and `learners` learners (None: it can)."
+    kind = DRILL_TARGETS[fault]
+    if kind is None:
+        return None if index == 0 else f"{fault} hits the run directory, not a component: leave the index 0 (got {index})."
+    n = {"worker": workers, "shard": shards, "learner": learners}[kind]
+    if kind == "shard" and n == 0: return f"{fault}: this job has no replay shards (replay.kind = 'none')."
+    if not 0 <= index < n:
+        return f"{fault} on {kind} {index}: this job has {n} {kind}{'s' * (n != 1)}, expected {'0' if n == 1 else f'an index in 0..{n - 1}'}."
+    if kind == "learner" and index:
+        return (f"{fault} on learner {index}: this version drills learner 0 only (the one that serves the weights); "
+                f"expected 0.")
+    return None
+
 def check_supported(cfg: Config) -> None:
     "Raise `ConfigError` naming every setting this version cannot run yet."
     problems = []
@@ -92,9 +110,12 @@ def check_supported(cfg: Config) -> None:
             problems.append(f"{key} = {v!r} is not available yet in ddrl_lab {ddrl_lab.__version__}: "
                             f"this version runs {key} = {' or '.join(map(repr, allowed))}.")
     problems += plane_problems(cfg)
+    shards = cfg.replay.shards if cfg.replay.kind != "none" else 0
     for i, spec in enumerate(cfg.run.faults):
-        try: parse_fault(spec, i)
-        except ConfigError as e: problems += e.problems
+        try: _, fault, index, _ = parse_fault(spec, i)
+        except ConfigError as e: problems += e.problems; continue
+        p = drill_problem(fault, index, cfg.topology.num_workers, shards, cfg.topology.num_learners)
+        if p: problems.append(f"run.faults[{i}] = {spec!r}: {p}")
     if cfg.topology.mode == "central-inference" and cfg.algo.name != "impala":
         problems.append(f"topology.mode = 'central-inference' trains with V-trace on trajectories whose steps may come from "
                         f"different versions: set algo.name=impala (got {cfg.algo.name!r}).")
@@ -1030,22 +1051,25 @@ class Job:
         - `poison`: worker `worker` emits NaN rewards from now on (its segments are rejected at the source);
         - `kill_worker`: its process dies; the runtime restarts it, it pulls the latest weights and goes on;
         - `slow_worker`: it becomes a straggler, `seconds` slower per segment (per step under central inference);
-        - `kill_replay_shard`: replay shard `worker` dies; the runtime restarts it from its last snapshot (taken with
+        - `kill_replay_shard`: replay shard `worker` (an index in 0..replay.shards-1) dies; the runtime restarts it from its last snapshot (taken with
           every checkpoint) and the transitions it lost since are counted (`replay_lost_transitions`);
         - `kill_learner`: the learner dies; the runtime restarts it and it continues from its run's newest
           checkpoint (fresh weights if there is none yet), numbering versions above the last one seen;
         - `delay`: the learner takes `seconds` longer per update;
         - `disk_full`: for `seconds`, nothing can be written to the run directory (rows wait, checkpoints retry).
-        Restarts, lost segments and failed writes are counted in the books and the metrics."""
+        Restarts, lost segments and failed writes are counted in the books and the metrics. An index that names no
+        worker, shard or learner of this job is refused with a `ValueError` naming the range (as `run.faults`
+        entries are, by `check_supported`, before anything starts)."""
         if fault not in self.FAULTS:
             raise ValueError(f"fault {fault!r} is not available yet: this version has {', '.join(self.FAULTS)}")
-        targets = self.shards if fault == "kill_replay_shard" else self.runners
-        if not targets: raise ValueError(f"fault {fault!r}: this job has no replay shards (replay.kind = 'none')")
-        if not 0 <= worker < len(targets): raise ValueError(f"worker = {worker}: expected 0..{len(targets) - 1}")
-        rt, runner = self.runtime, self.runners[worker]
-        if fault == "poison": rt.get(rt.call(runner, "set_knobs", poison=True))
-        elif fault == "kill_worker": rt.crash(runner)
-        elif fault == "slow_worker": rt.get(rt.call(runner, "set_knobs", delay_s=seconds))
+        if self.status != "running" or self.runtime is None:
+            raise ValueError(f"fault {fault!r}: drills hit a running job, and this one is {self.status}")
+        p = drill_problem(fault, worker, len(self.runners), len(self.shards), max(1, len(self.learners)))
+        if p: raise ValueError(p)
+        rt = self.runtime
+        if fault == "poison": rt.get(rt.call(self.runners[worker], "set_knobs", poison=True))
+        elif fault == "kill_worker": rt.crash(self.runners[worker])
+        elif fault == "slow_worker": rt.get(rt.call(self.runners[worker], "set_knobs", delay_s=seconds))
         elif fault == "kill_learner": rt.crash(self.learner)
         elif fault == "kill_replay_shard": rt.crash(self.shards[worker])
         elif fault == "delay": rt.get(rt.call(self.learner, "set_knobs", delay_s=seconds))

@@ -35,6 +35,10 @@ BAD_INPUTS = {
     "valid but not runnable": (["cartpole-ppo", "--set", "sync.mode=soft", "--set", "sync.aggregation=hybrid"],
                                ["sync.aggregation", "'hybrid'", "sync.mode = 'soft'"]),
     "unknown env": (["cartpole-ppo", "--set", "env.id=CartPole-v7"], ["env.id", "'CartPole-v7'", "did you mean 'CartPole-v1'"]),
+    "drill on no such worker": (["cartpole-ppo", "--set", "run.faults=['100:kill_worker:2']"],
+                                ["run.faults[0] = '100:kill_worker:2'", "this job has 2 workers, expected an index in 0..1"]),
+    "drill on no such shard": (["cartpole-dqn", "--set", "run.faults=['100:kill_replay_shard:5']"],
+                               ["kill_replay_shard on shard 5", "this job has 2 shards, expected an index in 0..1"]),
 }
 
 
