@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import difflib
 import math
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import gymnasium as gym
 import numpy as np
@@ -16,7 +16,8 @@ import torch
 from .envs import PoolStep
 
 # %% auto 0
-__all__ = ['TORCH_ENVS', 'mix64', 'stream_keys', 'counter_uniform', 'TorchCartPole', 'TorchBreakout', 'make_torch_pool']
+__all__ = ['TORCH_ENVS', 'mix64', 'stream_keys', 'counter_uniform', 'TorchCartPole', 'TorchBreakout', 'minatar_lockstep',
+           'make_torch_pool']
 
 # %% ../nbs/01b_torch_envs.ipynb 5
 _MASK64 = (1 << 64) - 1
@@ -156,7 +157,9 @@ class TorchBreakout:
     def _start_games(self, idx: torch.Tensor):
         "Put envs `idx` at the start of a game; their episode counters pick the start side."
         right = counter_uniform(self._reset_keys[idx], self._episodes[idx]) < 0.5
+        last_action = self.state[idx, 7]                 # kept across episodes, as MinAtar's Environment does
         self.state[idx] = torch.where(right.unsqueeze(1), self._start_right, self._start_left)
+        self.state[idx, 7] = last_action
         self.bricks[idx] = self._full_wall
 
     def reset(self, seeds: Sequence[int]) -> torch.Tensor:
@@ -235,7 +238,77 @@ class TorchBreakout:
 
     def close(self): pass
 
-# %% ../nbs/01b_torch_envs.ipynb 27
+# %% ../nbs/01b_torch_envs.ipynb 21
+class _ScriptedDraws:
+    "Stands in for a MinAtar env's numpy `RandomState`: hands it the draws the torch pool made."
+    def __init__(self): self.side, self.u = 0, 1.0
+    def randint(self, n: int) -> int: return self.side   # Breakout's reset: 0 ball at the left wall, 1 at the right
+    def rand(self) -> float: return self.u               # Environment.act: the sticky-action coin
+
+def minatar_lockstep(pool: TorchBreakout, policy: Callable, steps: int, seeds: Optional[Sequence[int]] = None) -> dict:
+    "Step `pool` and one reference MinAtar Breakout per env in lockstep under `policy(obs) -> actions`; raise at the first difference."
+    try: from minatar import Environment
+    except ImportError as e:
+        raise ImportError("minatar_lockstep needs the reference `minatar` package: pip install minatar==1.0.15") from e
+    M = pool.num_envs
+    obs = pool.reset(range(M) if seeds is None else seeds)
+    refs = [Environment("breakout", sticky_action_prob=pool.sticky_action_prob) for _ in range(M)]
+    draws = [_ScriptedDraws() for _ in range(M)]
+    for ref, d in zip(refs, draws): ref.random = ref.env.random = d
+    channels = dict(paddle=TorchBreakout.PADDLE, ball=TorchBreakout.BALL, trail=TorchBreakout.TRAIL, brick=TorchBreakout.BRICK)
+    order = [0] * 4                                        # order[c]: MinAtar's channel for the pool's channel c, by name
+    for name, c in channels.items(): order[c] = refs[0].env.channels[name]
+    minimal = refs[0].minimal_action_set()                 # the pool's action k is MinAtar's action minimal[k]
+
+    def restart(i: int):                                   # the reference starts where the pool's new game starts
+        draws[i].side = int(pool.ball_x[i] == 9)
+        refs[i].reset()
+
+    def screens(idx) -> np.ndarray:                        # (len(idx), 4, 10, 10) in the pool's channel order
+        return np.stack([refs[i].state()[:, :, order].transpose(2, 0, 1) for i in idx]).astype(np.uint8)
+
+    def check(what: str, t: int, mine: torch.Tensor, theirs: np.ndarray, idx):
+        mine = mine.cpu().numpy()
+        bad = (mine != theirs).reshape(len(idx), -1).any(1)
+        if not bad.any(): return
+        j = int(bad.argmax())
+        if mine.ndim == 4:                                 # the cells each side lights, channel by channel
+            diff = "; ".join(f"{name}: pool {np.argwhere(mine[j, c]).tolist()}, minatar {np.argwhere(theirs[j, c]).tolist()}"
+                             for name, c in channels.items() if (mine[j, c] != theirs[j, c]).any())
+        else: diff = f"pool {mine[j]}, minatar {theirs[j]}"
+        raise AssertionError(f"step {t}, env {int(idx[j])}: {what} differs from minatar's ((row, col) cells): {diff}")
+
+    for i in range(M): restart(i)
+    check("first observation", 0, obs, screens(range(M)), range(M))
+    counts = dict(steps=0, episodes=0, truncated=0, rewards=0, rebuilt=0, sticky=0, sticky_first=0)
+    first = np.ones(M, dtype=bool)                         # this step is an episode's first
+    for t in range(1, steps + 1):
+        actions = policy(obs).to(pool.device, torch.int64)
+        coins = counter_uniform(pool._sticky_keys, pool._steps).tolist()   # the pool's sticky coins for this step
+        prev, acts = pool.last_action.tolist(), actions.tolist()
+        bricks_before = obs[:, TorchBreakout.BRICK].flatten(1).sum(1)
+        out = pool.step(actions)
+        results = []
+        for i, ref in enumerate(refs):
+            draws[i].u = coins[i]
+            results.append(ref.act(minimal[acts[i]]))
+            if coins[i] < pool.sticky_action_prob and prev[i] != acts[i]:   # a sticky step that changed the action
+                counts["sticky"] += 1; counts["sticky_first"] += int(first[i])
+        rewards, terminals = zip(*results)
+        check("observation", t, out.final_obs, screens(range(M)), range(M))
+        check("reward", t, out.reward, np.array(rewards, dtype=np.float32), range(M))
+        check("terminal", t, out.terminated, np.array(terminals), range(M))
+        done = (out.terminated | out.truncated).nonzero().squeeze(1).tolist()
+        for i in done: restart(i)                          # minatar has no step cap: a truncated game restarts too
+        if done: check("new game's first observation", t, out.obs[done], screens(done), done)
+        first[:] = False; first[done] = True
+        counts["steps"] += M; counts["rewards"] += int(sum(rewards))
+        counts["episodes"] += int(out.terminated.sum()); counts["truncated"] += int(out.truncated.sum())
+        counts["rebuilt"] += int(((bricks_before == 0) & (out.final_obs[:, TorchBreakout.BRICK].flatten(1).sum(1) == 30)).sum())
+        obs = out.obs
+    return counts
+
+# %% ../nbs/01b_torch_envs.ipynb 31
 TORCH_ENVS: dict[str, type] = {"CartPole-v1": TorchCartPole, "Breakout-MinAtar-v0": TorchBreakout}
 
 def make_torch_pool(env_id: str, num_envs: int, device="cpu", max_episode_steps: Optional[int] = None):
