@@ -167,7 +167,7 @@ def ensure_ray():
     if not ray.is_initialized():
         for attempt in (1, 2):     # on a crowded machine the raylet can miss its start-up deadline once
             try:
-                ray.init(num_cpus=max(4, os.cpu_count() or 1), include_dashboard=False, log_to_driver=False,
+                from ddrl_lab.runtime import init_local_ray; init_local_ray(num_cpus=max(4, os.cpu_count() or 1), include_dashboard=False, log_to_driver=False,
                          configure_logging=False)
                 break
             except Exception:

@@ -9,7 +9,8 @@ import os
 from typing import Optional
 
 # %% auto 0
-__all__ = ['TASK_EVENTS_KEPT', 'ActorDied', 'Done', 'Local', 'SerialRuntime', 'RayRuntime', 'make_runtime']
+__all__ = ['LOOPBACK_ONLY_ENV', 'TASK_EVENTS_KEPT', 'ActorDied', 'Done', 'Local', 'SerialRuntime', 'init_local_ray', 'RayRuntime',
+           'make_runtime']
 
 # %% ../nbs/11_runtime.ipynb 4
 class ActorDied(RuntimeError):
@@ -62,14 +63,32 @@ class SerialRuntime:
     def shutdown(self) -> None:
         for a in list(self.actors): self.kill(a)
 
-# %% ../nbs/11_runtime.ipynb 7
+# %% ../nbs/11_runtime.ipynb 8
+LOOPBACK_ONLY_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"   # "0": Ray takes 127.0.0.1 as this node's address
+
+def init_local_ray(**kwargs):
+    "`ray.init(**kwargs)` for a new local cluster whose servers all listen on 127.0.0.1 (see above)."
+    import ray
+    from ray._private import ray_constants
+    old_env, old_flag = os.environ.get(LOOPBACK_ONLY_ENV), ray_constants.ENABLE_RAY_CLUSTER
+    os.environ[LOOPBACK_ONLY_ENV], ray_constants.ENABLE_RAY_CLUSTER = "0", False   # children, and this process
+    try:
+        return ray.init(_node_ip_address="127.0.0.1", **{"dashboard_host": "127.0.0.1", **kwargs})
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = old_flag
+        if old_env is None: os.environ.pop(LOOPBACK_ONLY_ENV, None)
+        else: os.environ[LOOPBACK_ONLY_ENV] = old_env
+
+
+# %% ../nbs/11_runtime.ipynb 9
 TASK_EVENTS_KEPT = 2000   # tasks whose events the GCS of a cluster started here keeps (Ray's default: 100,000)
 
 class RayRuntime:
     """Each component a Ray actor; `call` returns an `ObjectRef`. A local cluster started here keeps the events of
     its last `TASK_EVENTS_KEPT` tasks for the dashboard, not Ray's 100,000: a job makes hundreds of small calls a
     second, and at the default the GCS grew by about 7 MB a minute for the first quarter hour or more
-    (`bench/fault_soak.py`). `RAY_task_events_max_num_task_in_gcs`, if set, wins."""
+    (`bench/fault_soak.py`). `RAY_task_events_max_num_task_in_gcs`, if set, wins. It listens on 127.0.0.1 only
+    (`init_local_ray`)."""
     name = "ray"
     def __init__(self, address: Optional[str] = None, num_cpus: Optional[int] = None):
         import ray
@@ -77,8 +96,8 @@ class RayRuntime:
         if not ray.is_initialized():
             if address is None:
                 os.environ.setdefault("RAY_task_events_max_num_task_in_gcs", str(TASK_EVENTS_KEPT))   # read by the GCS it starts
-                ray.init(num_cpus=max(num_cpus or 0, os.cpu_count() or 1), dashboard_host="127.0.0.1",
-                         include_dashboard=True, log_to_driver=False, configure_logging=False)
+                init_local_ray(num_cpus=max(num_cpus or 0, os.cpu_count() or 1), include_dashboard=True,
+                               log_to_driver=False, configure_logging=False)      # every server on 127.0.0.1
             else:
                 ray.init(address=address, log_to_driver=False)
             self.owns_cluster = True

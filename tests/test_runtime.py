@@ -140,3 +140,49 @@ def test_a_sync_ray_run_stopped_and_resumed_matches_an_uninterrupted_one(tmp_pat
     clock = [k for k in a.columns if k == "time_s" or k.endswith(("_per_s", "_ms", "_wait_s"))]
     assert list(a.columns) == list(b.columns)
     assert a.drop(columns=clock).equals(b.drop(columns=clock))
+
+
+def _is_loopback(ip: str) -> bool:
+    import ipaddress
+    a = ipaddress.ip_address(ip.split("%")[0])
+    return a.is_loopback or (a.version == 6 and a.ipv4_mapped is not None and a.ipv4_mapped.is_loopback)
+
+
+def test_the_local_cluster_of_a_job_listens_on_loopback_only(tmp_path):
+    """`ddrl-lab run` on Ray starts its own local cluster: every TCP socket that any of its processes (the driver,
+    GCS, raylet, dashboard, agents, workers) listens on, and every UDP socket they bound, is on 127.0.0.1; token
+    authentication is on in the cluster's processes."""
+    import signal
+    import subprocess
+    import psutil
+    from conftest import BIN
+    out = tmp_path / "runs"
+    p = subprocess.Popen([str(BIN / "ddrl-lab"), "run", "cartpole-ppo", "--out", str(out), "--set", "run.total_env_steps=100000000",
+                          "--set", "run.target_return=null"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and p.poll() is None:
+            found = list(out.glob("*/metrics.jsonl"))
+            if found and found[0].read_text().count("\n") >= 2: break   # workers and learner up and running
+            time.sleep(0.5)
+        assert p.poll() is None, p.communicate()[1][-3000:]
+        family = [psutil.Process(p.pid)] + psutil.Process(p.pid).children(recursive=True)
+        names = {q.name() for q in family}
+        assert {"gcs_server", "raylet"} <= names and any("RuntimeEnvAgent" in n or "DashboardAgent" in n for n in names), names
+        listening, bound_udp = [], []
+        for q in family:
+            try: conns = q.net_connections(kind="inet")
+            except psutil.NoSuchProcess: continue
+            listening += [(c.laddr.ip, c.laddr.port, q.name()) for c in conns if c.type == 1 and c.status == psutil.CONN_LISTEN]
+            bound_udp += [(c.laddr.ip, c.laddr.port, q.name()) for c in conns if c.type == 2 and c.laddr]
+        servers = {n for _, _, n in listening}
+        assert {"gcs_server", "raylet"} <= servers and len(listening) >= 8, listening   # the servers were seen at all
+        outward = [s for s in listening + bound_udp if not _is_loopback(s[0])]
+        assert not outward, f"listening beyond 127.0.0.1: {outward}"
+        gcs = next(q for q in family if q.name() == "gcs_server")
+        assert gcs.environ().get("RAY_AUTH_MODE") == "token", gcs.environ().get("RAY_AUTH_MODE")   # Ray's token auth, kept on
+    finally:
+        if p.poll() is None: p.send_signal(signal.SIGINT)
+        try: p.communicate(timeout=60)
+        except subprocess.TimeoutExpired: p.kill(); p.communicate()
+    assert p.returncode == 130
