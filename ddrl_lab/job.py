@@ -34,7 +34,7 @@ from .replay_shard import ReplayShard, ShardBalancer, route
 from .sync import ParameterServer, SoftWindow
 from .central import CentralLearner, EnvWorker
 from .models import space_problems
-from .metrics import MetricsLog, RowBuilder, read_metrics, write_report
+from .metrics import MetricsLog, RowBuilder, json_safe, read_metrics, write_report
 from .runner import EnvRunner
 from .runtime import ActorDied, make_runtime
 
@@ -327,6 +327,7 @@ class Job:
             r = self._rows
             r.env_steps, r.updates, r.version, r.episodes = driver["env_steps"], driver["updates"], driver["version"], driver["episodes"]
             r.rejected, r.restarts, r._last_steps = driver["rejected"], driver["restarts"], r.env_steps
+            r.poisoned = driver.get("poisoned", 0)
             r.returns.extend(driver["returns"])
             self.steps_by_worker = Counter({int(w): n for w, n in driver.get("steps_by_worker", {}).items()})
         elif self._resume is not None and self.log.rows:        # an older checkpoint: the counters go on from the last row written
@@ -511,7 +512,7 @@ class Job:
                 try: meta = rt.get(ref)
                 except ActorDied: self._lost(i); continue
                 self._produced(meta)
-                self._rows.returns.extend(meta.get("episode_returns", [])); self._rows.episodes += len(meta.get("episode_returns", []))
+                self._rows.add_returns(meta.get("episode_returns", []))   # none of an episode with a rejected step
                 if "rejected" in meta: continue
                 s = route(i, sent[i], n, S); sent[i] += 1
                 rt.call(self.shards[s], "add", seg)                # Ray keeps one caller's calls to an actor in order
@@ -897,12 +898,13 @@ class Job:
                              produced_by_worker={str(k): v for k, v in sorted(self.produced_by_worker.items())},
                              rejected_by_worker={str(k): v for k, v in sorted(self.rejected_by_worker.items())})
             self.meta.update(metrics_write_failures=self.log.write_failures)
+            if getattr(self, "_rows", None) is not None: self.meta.update(poisoned_episodes=self._rows.poisoned)
             if self.plane: self.meta["gradient_lags"] = {d: {str(k): v for k, v in sorted(c.items())} for d, c in self.grad_lags.items()}
             if self.run_dir is not None:
                 self._disk_full_until = 0.0          # records at the end are written whatever a drill said
                 self.log.flush()                     # rows kept back by a failing disk
                 if self.rejections:
-                    (self.run_dir / "rejections.jsonl").write_text("".join(json.dumps(r) + "\n" for r in self.rejections))
+                    (self.run_dir / "rejections.jsonl").write_text("".join(json.dumps(json_safe(r)) + "\n" for r in self.rejections))
                 self._write_meta()
                 write_report(self.run_dir)
 
@@ -940,7 +942,7 @@ class Job:
     def _write_meta(self) -> None:
         self._disk_guard()
         tmp = self.run_dir / "meta.json.tmp"
-        tmp.write_text(json.dumps(self.meta, indent=2)); tmp.replace(self.run_dir / "meta.json")
+        tmp.write_text(json.dumps(json_safe(self.meta), indent=2)); tmp.replace(self.run_dir / "meta.json")   # strict JSON: no NaN
 
     def _driver_state(self) -> dict:
         """What the loop needs to go on exactly after a resume: the row counters, the return window, the books and
@@ -948,7 +950,7 @@ class Job:
         r = getattr(self, "_rows", None)
         if r is None: return {}                          # the loop never started: nothing to go on from
         d = dict(books=dict(self.books), env_steps=r.env_steps, updates=r.updates, version=r.version, episodes=r.episodes,
-                 rejected=r.rejected, restarts=r.restarts, returns=[float(x) for x in r.returns],
+                 rejected=r.rejected, restarts=r.restarts, returns=[float(x) for x in r.returns], poisoned=r.poisoned,
                  steps_by_worker={str(w): n for w, n in self.steps_by_worker.items()})
         if not self.central and self.runners:
             try: d["runners"] = self.runtime.get([self.runtime.call(w, "state_dict") for w in self.runners], timeout=5.0)

@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 
 # %% auto 0
-__all__ = ['ROW_KEYS', 'LAG_BINS', 'RowBuilder', 'MetricsLog', 'read_metrics', 'report_figure', 'summarize', 'write_report']
+__all__ = ['ROW_KEYS', 'LAG_BINS', 'RowBuilder', 'json_safe', 'MetricsLog', 'read_metrics', 'report_figure', 'summarize',
+           'write_report']
 
 # %% ../nbs/10_metrics.ipynb 4
 ROW_KEYS = ("time_s", "env_steps", "env_steps_per_s", "learner_updates", "policy_version", "episode_return_mean",
@@ -32,18 +33,24 @@ class RowBuilder:
         self.clock, self.t0 = clock, clock()
         self.returns = deque(maxlen=return_window)
         self.env_steps = self.updates = self.rejected = self.version = self.restarts = 0
-        self.episodes = 0
+        self.episodes = self.poisoned = 0       # episodes with a return; episodes whose return was withheld (poisoned)
         self._lags, self._last_t, self._last_steps = [], self.t0, 0
 
     def produced(self, meta: dict) -> None:
         "Fold in one segment a worker produced (rejected at the source or not)."
         self.env_steps += meta["env_steps"]; self.rejected += "rejected" in meta
+        self.poisoned += meta.get("poisoned_episodes", 0)
+
+    def add_returns(self, returns) -> None:
+        "Episode returns into the window; a NaN or infinite one never does (it is counted as poisoned)."
+        good = [float(r) for r in returns if math.isfinite(r)]
+        self.returns.extend(good); self.episodes += len(good); self.poisoned += len(returns) - len(good)
 
     def add(self, info: dict) -> None:
         "Fold in one learner update's result."
         self.rejected += info["rejected"]
         self.updates += 1; self.version = info["policy_version"]
-        self.returns.extend(info["episode_returns"]); self.episodes += len(info["episode_returns"])
+        self.add_returns(info["episode_returns"]); self.poisoned += info.get("poisoned_episodes", 0)
         self._lags.extend(info["version_lags"])
 
     @property
@@ -58,18 +65,25 @@ class RowBuilder:
                    policy_version=self.version, episode_return_mean=self.return_mean,
                    version_lag_mean=float(np.mean(self._lags)) if self._lags else math.nan,
                    version_lag_max=int(max(self._lags)) if self._lags else 0,
-                   rejected_segments=self.rejected, worker_restarts=self.restarts, episodes=self.episodes)
+                   rejected_segments=self.rejected, worker_restarts=self.restarts, episodes=self.episodes,
+                   poisoned_episodes=self.poisoned)
         hist = np.bincount(np.minimum(np.asarray(self._lags, np.int64), LAG_BINS), minlength=LAG_BINS + 1)
         row.update({f"lag_hist_{k}": int(hist[k]) for k in range(LAG_BINS)}, **{f"lag_hist_{LAG_BINS}plus": int(hist[LAG_BINS])})
         row.update(extra)
         self._lags, self._last_t, self._last_steps = [], now, self.env_steps
         return row
 
-# %% ../nbs/10_metrics.ipynb 9
+# %% ../nbs/10_metrics.ipynb 10
 def _jsonable(v):
     if isinstance(v, (float, np.floating)): return None if not math.isfinite(v) else float(v)
     if isinstance(v, np.integer): return int(v)
     return v
+
+def json_safe(v):
+    "`v` with every NaN or infinite float, at any depth of dicts and lists, replaced by None (JSON has neither)."
+    if isinstance(v, dict): return {k: json_safe(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)): return [json_safe(x) for x in v]
+    return _jsonable(v)
 
 class MetricsLog:
     """Rows in memory and, if `path` is given, appended to a JSON-lines file. A row that cannot be
@@ -110,7 +124,7 @@ def read_metrics(path) -> pd.DataFrame:
     lines = Path(path).read_text().splitlines()
     return pd.DataFrame([json.loads(l) for l in lines if l.strip()])
 
-# %% ../nbs/10_metrics.ipynb 14
+# %% ../nbs/10_metrics.ipynb 15
 def report_figure(df: pd.DataFrame, title: str = ""):
     "Return curve and throughput, one above the other."
     import plotly.graph_objects as go

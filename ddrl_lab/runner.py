@@ -54,6 +54,8 @@ class EnvRunner(DrillKnobs):
         self.uniform_logp = np.float32(-np.log(self.num_actions))
         self.version, self.seq, self.env_steps, self.episodes, self.rejected = -1, 0, 0, 0, 0
         self.poison, self.delay_s = False, 0.0
+        self.tainted = np.zeros(cfg.env.num_envs, bool)   # env m's episode so far has a step in a rejected segment
+        self.poisoned, self._ends = 0, []                  # episodes whose returns were withheld; (t, m) of the last ends
         self.codec = get_codec(cfg.channel.codec)   # how segments leave this worker
         self.incarnation = uuid.uuid4().hex[:12]     # new after every restart: how the driver counts restarts
         self._device = getattr(self.pool, "device", None)   # torch pools take actions as tensors
@@ -68,7 +70,7 @@ class EnvRunner(DrillKnobs):
         obs = np.empty((T, *self.obs.shape), self.obs.dtype)
         actions, logp = np.empty((T, M), np.int64), np.empty((T, M), np.float32)
         rewards, terminated, truncated = np.empty((T, M), np.float32), np.empty((T, M), bool), np.empty((T, M), bool)
-        final_obs, final_index, ep_returns, ep_lengths = [], [], [], []
+        final_obs, final_index, ep_returns, ep_lengths, self._ends = [], [], [], [], []
         for t in range(T):
             obs[t] = self.obs
             if self.uniform: action = torch.randint(self.num_actions, (M,), generator=self.gen); lp = self.uniform_logp
@@ -83,7 +85,7 @@ class EnvRunner(DrillKnobs):
             done = np.flatnonzero(terminated[t] | truncated[t])
             if len(done):
                 final, ret, length = to_numpy(step.final_obs), to_numpy(step.episode_return), to_numpy(step.episode_length)
-                ep_returns += ret[done].tolist(); ep_lengths += length[done].tolist()
+                ep_returns += ret[done].tolist(); ep_lengths += length[done].tolist(); self._ends += [(t, int(m)) for m in done]
                 for m in done:
                     if truncated[t, m] and not terminated[t, m]:   # bootstrap from the true last observation
                         final_obs.append(final[m]); final_index.append(t * M + m)
@@ -105,8 +107,9 @@ class EnvRunner(DrillKnobs):
             seg.rewards[self.seq % self.T, 0] = np.nan
         v = self.cfg.validation
         reason = validate_segment(seg, v.reward_range, v.obs_range, getattr(self.pool.single_action_space, "n", None))
+        poisoned = self._withhold_poisoned(seg, rejected=reason is not None)
         meta = dict(worker_id=self.worker_id, seq=seg.seq, policy_version=seg.policy_version, env_steps=seg.num_steps,
-                    episode_returns=[float(r) for r in seg.episode_returns],
+                    episode_returns=[float(r) for r in seg.episode_returns], poisoned_episodes=poisoned,
                     incarnation=self.incarnation, collect_s=time.perf_counter() - t0)
         if reason is None:
             enc = self.codec.encode(seg)
@@ -116,14 +119,29 @@ class EnvRunner(DrillKnobs):
         meta["rejected"] = dict(worker_id=self.worker_id, seq=seg.seq, policy_version=seg.policy_version, reason=reason)
         return meta, None
 
+    def _withhold_poisoned(self, seg: Segment, rejected: bool) -> int:
+        """Remove from `seg` the returns of episodes that hold a step of a rejected segment (this one if `rejected`,
+        or an earlier one, as `tainted` remembers) or whose return is not finite; how many were removed. An episode
+        that began in this segment carries its taint on; one that begins with the next segment starts clean."""
+        ok, was, last = np.isfinite(seg.episode_returns), self.tainted.copy(), {}
+        for i, (t, m) in enumerate(self._ends):
+            if rejected or (was[m] and m not in last): ok[i] = False
+            last[m] = t
+        self.tainted |= rejected
+        for m, t in last.items(): self.tainted[m] = rejected and t < self.T - 1
+        seg.episode_returns, seg.episode_lengths = seg.episode_returns[ok], seg.episode_lengths[ok]
+        self.poisoned += int((~ok).sum())
+        return int((~ok).sum())
+
     def metrics(self) -> dict:
-        return dict(worker_id=self.worker_id, env_steps=self.env_steps, segments=self.seq,
-                    episodes=self.episodes, policy_version=self.version, rejected_segments=self.rejected)
+        return dict(worker_id=self.worker_id, env_steps=self.env_steps, segments=self.seq, episodes=self.episodes,
+                    policy_version=self.version, rejected_segments=self.rejected, poisoned_episodes=self.poisoned)
 
     def state_dict(self) -> dict:
         """Counters and the action sampler's RNG; with an inline pool of plain-state envs (see `env_state`) also the
         envs and the current observations, so that a resumed worker continues its episodes. Plain data and tensors only."""
-        sd = dict(seq=self.seq, env_steps=self.env_steps, episodes=self.episodes, version=self.version, gen=self.gen.get_state())
+        sd = dict(seq=self.seq, env_steps=self.env_steps, episodes=self.episodes, version=self.version, gen=self.gen.get_state(),
+                  tainted=self.tainted.tolist())
         pool = self.pool.state_dict() if hasattr(self.pool, "state_dict") else None
         if pool is not None: sd.update(pool=pool, obs=torch.from_numpy(np.array(self.obs)))
         return sd
@@ -132,5 +150,6 @@ class EnvRunner(DrillKnobs):
         "Continue from `state_dict()` (the weights come with the next `collect`, whatever their version)."
         self.seq, self.env_steps, self.episodes = sd["seq"], sd["env_steps"], sd["episodes"]
         if "gen" in sd: self.gen.set_state(sd["gen"])
+        if "tainted" in sd: self.tainted = np.array(sd["tainted"], bool)
         if "pool" in sd: self.pool.load_state_dict(sd["pool"]); self.obs = sd["obs"].numpy().copy()
     def close(self) -> None: self.pool.close()

@@ -105,3 +105,38 @@ def test_dqn_on_pong_stores_each_frame_once_across_two_ray_replay_shards(tmp_pat
     assert df.learner_updates.iloc[-1] > 0 and df.loss_q.dropna().map(math.isfinite).all()   # batches of rebuilt stacks trained
     assert b["produced"] == b["in_replay"] + b["rejected"] + b["dropped_stop"]
     assert sum(s["added"] for s in shards) == 64 * b["in_replay"]                     # 32 steps x 2 envs per segment
+
+
+def _strict_json(text: str):
+    "JSON without NaN or Infinity (Python's json reads both by default)."
+    def refuse(token): raise ValueError(f"non-finite number {token} in JSON")
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_a_poisoned_simulator_still_learns_with_clean_statistics(tmp_path, ray_cluster):
+    """CartPole that emits NaN, +Inf or 1e30 at rare seeded steps (ddrl_lab.poisoned_env), with rewards limited to
+    [-10, 10]: the bad segments are rejected at the source, the episodes that touch them report no return, and the
+    run learns on the rest to its target. Before, a 1e30 return reached the return mean and ended the run at a few
+    thousand steps as 'finished'. Nothing non-finite is written anywhere."""
+    budget = 300_000
+    job = Job("cartpole-ppo", {"env.id": "ddrl_lab.poisoned_env:PoisonedCartPole-v1", "validation.reward_range": [-10, 10],
+                               "run.total_env_steps": budget, "run.target_return": 475, "run.out": str(tmp_path)}).start()
+    job.wait()
+    df, b, last = job.metrics(), job.books, job.metrics().iloc[-1]
+    assert job.status == "finished", job.meta.get("error")
+    returns = df.episode_return_mean.dropna()
+    assert len(returns) and returns.between(0, 500).all(), returns.describe()          # real CartPole returns only
+    assert last.env_steps >= budget or last.episode_return_mean >= 475, last            # stopped by its budget or a real target
+    assert last.rejected_segments == b["rejected"] > 0 and last.poisoned_episodes > 0, (dict(b), last.poisoned_episodes)
+    assert b["produced"] == b["trained"] + b["rejected"] + b["dropped_stale"] + b["dropped_stop"] + b["lost_with_learner"]
+    reasons = [json.loads(l)["reason"] for l in (job.run_dir / "rejections.jsonl").read_text().splitlines()]
+    assert reasons and all("rewards contains NaN or Inf" in r or "rewards outside [-10.0, 10.0]" in r for r in reasons), reasons
+    for line in (job.run_dir / "metrics.jsonl").read_text().splitlines():
+        row = _strict_json(line)
+        assert all(v is None or not isinstance(v, float) or math.isfinite(v) for v in row.values())
+    meta = _strict_json((job.run_dir / "meta.json").read_text())
+    assert meta["poisoned_episodes"] == last.poisoned_episodes and meta["books"]["rejected"] == b["rejected"]
+    page = (job.run_dir / "report.html").read_text()
+    table, figure = page.split("<script", 1)[0], page.split("Plotly.newPlot(", 1)[1].split("</script>", 1)[0]
+    assert not any(w in table.lower() for w in ("<td>nan", "<td>inf", "<td>-inf")), table[-600:]
+    assert "NaN" not in figure and "Infinity" not in figure
