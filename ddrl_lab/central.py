@@ -18,8 +18,8 @@ import torch
 from .config import Config
 from .envs import env_seeds, make_env_pool
 from .learner import learner_class
-from .runner import DrillKnobs, to_numpy
-from .segments import Segment
+from .runner import DrillKnobs, EpisodeTaint, to_numpy
+from .segments import Segment, validate_segment
 
 # %% auto 0
 __all__ = ['EnvWorker', 'Trajectory', 'CentralLearner']
@@ -67,12 +67,13 @@ class Trajectory:
     def __init__(self, worker_id: int, T: int):
         self.worker_id, self.T, self.seq = worker_id, T, 0
         self.incarnation: Optional[str] = None       # of the worker process these steps came from
+        self.taint: Optional[EpisodeTaint] = None    # its envs' episodes with a step in a rejected segment (set by the learner)
         self.clear()
 
     def clear(self) -> None:
         self.obs, self.actions, self.logp, self.versions = [], [], [], []
         self.rewards, self.terminated, self.truncated = [], [], []
-        self.final_obs, self.final_index, self.returns = [], [], []
+        self.final_obs, self.final_index, self.returns, self.ends = [], [], [], []
 
     def drop(self) -> int:
         """Forget the steps since the last segment (their worker restarted: its episodes did not go on); the env
@@ -86,7 +87,7 @@ class Trajectory:
         t, M = len(self.rewards), len(step["reward"])
         self.rewards.append(step["reward"]); self.terminated.append(step["terminated"]); self.truncated.append(step["truncated"])
         for m in np.flatnonzero(step["terminated"] | step["truncated"]):
-            self.returns.append(float(step["episode_return"][m]))
+            self.returns.append(float(step["episode_return"][m])); self.ends.append((t, int(m)))
             if step["truncated"][m] and not step["terminated"][m]:
                 self.final_obs.append(step["final_obs"][m]); self.final_index.append(t * M + m)
 
@@ -99,7 +100,7 @@ class Trajectory:
                       final_obs=np.array(self.final_obs, obs.dtype).reshape(-1, *obs.shape[2:]),
                       final_index=np.array(self.final_index, np.int64), policy_version=int(np.min(self.versions)),
                       worker_id=self.worker_id, seq=self.seq, episode_returns=np.array(self.returns, np.float32))
-        self.step_versions = np.array(self.versions)
+        self.step_versions, self.seg_ends = np.array(self.versions), self.ends
         self.seq += 1; self.clear()
         return seg
 
@@ -118,6 +119,8 @@ class CentralLearner:
         self.latency_ms, self.fill = deque(maxlen=2000), deque(maxlen=2000)
         self.step_lags: list[int] = []
         self.lost_steps = 0                            # env steps dropped with the trajectories of restarted workers
+        self.poisoned = 0                              # episodes whose returns were withheld since the last update
+        self.num_actions = getattr(action_space, "n", None)
 
     @property
     def version(self) -> int: return self.learner.version
@@ -134,11 +137,15 @@ class CentralLearner:
             tr = self.trajectories.setdefault(s["worker_id"], Trajectory(s["worker_id"], self.cfg.algo.segment_length))
             awaited = "reward" in s and len(tr.obs) > len(tr.rewards) and tr.incarnation == s["incarnation"]
             if not awaited:
-                self.lost_steps += tr.drop()
+                self.lost_steps += tr.drop()   # fresh envs (their first observations) start clean; else their past is unknown
+                tr.taint = EpisodeTaint(len(s["obs"]), tr.T, tainted="reward" in s)
             else:
                 tr.outcome(s)
                 seg = tr.segment(s["obs"])
                 if seg is not None:
+                    v = self.cfg.validation        # the learner rejects what fails this; its episodes report no return
+                    bad = validate_segment(seg, v.reward_range, v.obs_range, self.num_actions) is not None
+                    self.poisoned += tr.taint.settle(seg, tr.seg_ends, rejected=bad)
                     self.step_lags += (self.version - tr.step_versions).ravel().tolist()
                     self.ready.append(seg)
             tr.incarnation = s["incarnation"]
@@ -158,6 +165,7 @@ class CentralLearner:
             info = self.learner.update(*batch)
             info["produced"] = [dict(worker_id=s.worker_id, env_steps=s.num_steps) for s in batch]
             info["version_lags"], self.step_lags = self.step_lags, []
+            info["poisoned_episodes"], self.poisoned = self.poisoned, 0
             self.infos.append(info)
         return out if len(out) > 1 else out[0]
 

@@ -20,7 +20,7 @@ from .codecs import Encoded, get_codec
 from .segments import Segment, validate_segment
 
 # %% auto 0
-__all__ = ['to_numpy', 'DrillKnobs', 'EnvRunner']
+__all__ = ['to_numpy', 'DrillKnobs', 'EnvRunner', 'EpisodeTaint']
 
 # %% ../nbs/08_runner.ipynb 4
 def to_numpy(x) -> np.ndarray:
@@ -54,8 +54,8 @@ class EnvRunner(DrillKnobs):
         self.uniform_logp = np.float32(-np.log(self.num_actions))
         self.version, self.seq, self.env_steps, self.episodes, self.rejected = -1, 0, 0, 0, 0
         self.poison, self.delay_s = False, 0.0
-        self.tainted = np.zeros(cfg.env.num_envs, bool)   # env m's episode so far has a step in a rejected segment
-        self.poisoned, self._ends = 0, []                  # episodes whose returns were withheld; (t, m) of the last ends
+        self.taint = EpisodeTaint(cfg.env.num_envs, self.T)   # episodes with a step in a rejected segment report no return
+        self.poisoned, self._ends = 0, []                      # such episodes so far; (t, m) of the last segment's ends
         self.codec = get_codec(cfg.channel.codec)   # how segments leave this worker
         self.incarnation = uuid.uuid4().hex[:12]     # new after every restart: how the driver counts restarts
         self._device = getattr(self.pool, "device", None)   # torch pools take actions as tensors
@@ -107,7 +107,7 @@ class EnvRunner(DrillKnobs):
             seg.rewards[self.seq % self.T, 0] = np.nan
         v = self.cfg.validation
         reason = validate_segment(seg, v.reward_range, v.obs_range, getattr(self.pool.single_action_space, "n", None))
-        poisoned = self._withhold_poisoned(seg, rejected=reason is not None)
+        poisoned = self.taint.settle(seg, self._ends, rejected=reason is not None); self.poisoned += poisoned
         meta = dict(worker_id=self.worker_id, seq=seg.seq, policy_version=seg.policy_version, env_steps=seg.num_steps,
                     episode_returns=[float(r) for r in seg.episode_returns], poisoned_episodes=poisoned,
                     incarnation=self.incarnation, collect_s=time.perf_counter() - t0)
@@ -119,20 +119,6 @@ class EnvRunner(DrillKnobs):
         meta["rejected"] = dict(worker_id=self.worker_id, seq=seg.seq, policy_version=seg.policy_version, reason=reason)
         return meta, None
 
-    def _withhold_poisoned(self, seg: Segment, rejected: bool) -> int:
-        """Remove from `seg` the returns of episodes that hold a step of a rejected segment (this one if `rejected`,
-        or an earlier one, as `tainted` remembers) or whose return is not finite; how many were removed. An episode
-        that began in this segment carries its taint on; one that begins with the next segment starts clean."""
-        ok, was, last = np.isfinite(seg.episode_returns), self.tainted.copy(), {}
-        for i, (t, m) in enumerate(self._ends):
-            if rejected or (was[m] and m not in last): ok[i] = False
-            last[m] = t
-        self.tainted |= rejected
-        for m, t in last.items(): self.tainted[m] = rejected and t < self.T - 1
-        seg.episode_returns, seg.episode_lengths = seg.episode_returns[ok], seg.episode_lengths[ok]
-        self.poisoned += int((~ok).sum())
-        return int((~ok).sum())
-
     def metrics(self) -> dict:
         return dict(worker_id=self.worker_id, env_steps=self.env_steps, segments=self.seq, episodes=self.episodes,
                     policy_version=self.version, rejected_segments=self.rejected, poisoned_episodes=self.poisoned)
@@ -141,7 +127,7 @@ class EnvRunner(DrillKnobs):
         """Counters and the action sampler's RNG; with an inline pool of plain-state envs (see `env_state`) also the
         envs and the current observations, so that a resumed worker continues its episodes. Plain data and tensors only."""
         sd = dict(seq=self.seq, env_steps=self.env_steps, episodes=self.episodes, version=self.version, gen=self.gen.get_state(),
-                  tainted=self.tainted.tolist())
+                  tainted=self.taint.tainted.tolist())
         pool = self.pool.state_dict() if hasattr(self.pool, "state_dict") else None
         if pool is not None: sd.update(pool=pool, obs=torch.from_numpy(np.array(self.obs)))
         return sd
@@ -150,6 +136,28 @@ class EnvRunner(DrillKnobs):
         "Continue from `state_dict()` (the weights come with the next `collect`, whatever their version)."
         self.seq, self.env_steps, self.episodes = sd["seq"], sd["env_steps"], sd["episodes"]
         if "gen" in sd: self.gen.set_state(sd["gen"])
-        if "tainted" in sd: self.tainted = np.array(sd["tainted"], bool)
+        if "tainted" in sd: self.taint.tainted = np.array(sd["tainted"], bool)
         if "pool" in sd: self.pool.load_state_dict(sd["pool"]); self.obs = sd["obs"].numpy().copy()
     def close(self) -> None: self.pool.close()
+
+# %% ../nbs/08_runner.ipynb 6
+class EpisodeTaint:
+    """Which envs' episodes so far have a step in a rejected segment, for a stream of segments of `T` steps:
+    `settle` withholds the returns of those episodes (and of any non-finite return) from a segment."""
+    def __init__(self, num_envs: int, T: int, tainted: bool = False): self.T, self.tainted = T, np.full(num_envs, tainted)
+
+    def settle(self, seg: Segment, ends: list, rejected: bool) -> int:
+        """Remove from `seg` the returns of episodes that hold a step of a rejected segment (this one if `rejected`,
+        or an earlier one) or whose return is not finite; how many were removed. `ends`: `(t, m)` of each episode that
+        ended in `seg`, in the order of `seg.episode_returns`. An episode that began in this segment carries its taint
+        on; one that begins with the next segment starts clean."""
+        ok, was, last = np.isfinite(seg.episode_returns), self.tainted.copy(), {}
+        for i, (t, m) in enumerate(ends):
+            if rejected or (was[m] and m not in last): ok[i] = False
+            last[m] = t
+        self.tainted |= rejected
+        for m, t in last.items(): self.tainted[m] = rejected and t < self.T - 1
+        seg.episode_returns = seg.episode_returns[ok]
+        if len(seg.episode_lengths) == len(ok): seg.episode_lengths = seg.episode_lengths[ok]
+        return int((~ok).sum())
+
