@@ -38,14 +38,16 @@ class EnvConfig:
     num_envs: int = setting(8, lo=1, hi=65536)  # envs in each worker's pool
     seed: int = setting(0, lo=0)  # env reset seeds: env i of worker w gets one derived from (run.seed, env.seed, w*num_envs + i)
     max_episode_steps: Optional[int] = setting(None, lo=1)  # cap on episode length in agent steps (None: the env's own)
-    vectorization: str = setting("auto", choices=("auto", "inline", "process"))  # gymnasium/ale: in-process loop or one process per env
-    num_procs: int = setting(0, lo=0)  # cores a process pool may use (0: all cores divided among the workers)
+    vectorization: str = setting("auto", choices=("auto", "inline", "process"))  # gymnasium: in-process loop or one process per env; ale: auto is ale-py's native vector env, inline/process the gymnasium wrappers
+    num_procs: int = setting(0, lo=0)  # cores a process pool (or the native Atari pool's threads) may use (0: all cores divided among the workers)
     device: str = setting("cpu", choices=("cpu", "cuda"))  # torch backend: where the env tensors live
     frame_skip: int = setting(4, lo=1, hi=100)  # ale: agent step = this many frames (max-pooled)
     frame_stack: int = setting(4, lo=1, hi=64)  # ale: frames stacked into one observation
     sticky_actions: float = setting(0.25, lo=0.0, hi=1.0)  # ale: probability of repeating the previous action
     noop_max: int = setting(30, lo=0)  # ale: up to this many no-op actions after reset
     episodic_life: bool = False  # ale: end an episode at each life lost
+    clip_rewards: bool = False  # ale: train on the sign of each reward (episode returns stay the game's score)
+    fire_reset: bool = False  # ale: press FIRE after each reset in games that wait for it (native pool only)
 
 @dataclass
 class AlgoConfig:
@@ -62,6 +64,10 @@ class AlgoConfig:
     ent_coef: float = setting(0.0, lo=0.0, hi=1.0)  # entropy bonus weight
     vf_coef: float = setting(0.5, lo=0.0, hi=100.0)  # value loss weight
     max_grad_norm: float = setting(0.5, lo=0.0, lo_open=True)  # gradient clipping norm
+    optimizer: str = setting("adam", choices=("adam", "rmsprop"))  # the optimizer of every learner
+    opt_eps: Optional[float] = setting(None, lo=0.0, lo_open=True)  # its epsilon (None: 1e-5 for adam, 0.01 for rmsprop, as in IMPALA/TorchBeast)
+    rmsprop_alpha: float = setting(0.99, lo=0.0, hi=1.0, lo_open=True)  # rmsprop: decay of the squared-gradient average
+    loss_reduction: str = setting("mean", choices=("mean", "sum"))  # impala: mean or sum the loss over the batch's steps (TorchBeast sums; its rmsprop eps and grad-norm 40 assume it)
     normalize_advantages: bool = True  # per-minibatch advantage normalisation
     hidden_size: int = setting(64, lo=1, hi=65536)  # width of the MLP torso
     model: str = setting("auto", choices=("auto", "mlp", "cnn"))  # torso: auto picks a CNN for image observations (C, H, W), else the MLP
@@ -296,6 +302,8 @@ def check_consistency(c: Config) -> list[str]:
         p.append("channel.codec = 'shm' works within one host only, but run.ray_address names a cluster: use pickle5 or msgpack.")
     if c.run.ray_address is not None and c.run.runtime != "ray":
         p.append(f"run.ray_address is set but run.runtime = '{c.run.runtime}': set run.runtime=ray to use a cluster.")
+    if c.algo.loss_reduction == "sum" and c.algo.name != "impala":
+        p.append(f"algo.loss_reduction = 'sum' applies to impala's V-trace loss (algo.name = {c.algo.name!r} means its losses): set algo.loss_reduction=mean.")
     return p
 
 # %% ../nbs/00_config.ipynb 26

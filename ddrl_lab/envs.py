@@ -18,9 +18,10 @@ import numpy as np
 from .config import EnvConfig
 
 # %% auto 0
-__all__ = ['IPC_OVERHEAD_S', 'PLAIN_STATE_ENVS', 'PoolStep', 'env_seed', 'env_seeds', 'make_single_env', 'EnvFn', 'InlinePool',
-           'ProcessPool', 'step_cost', 'choose_vectorization', 'make_env_pool', 'env_spaces', 'rollout', 'env_state',
-           'set_env_state', 'env_problems']
+__all__ = ['ALE_MAX_FRAMES', 'IPC_OVERHEAD_S', 'PLAIN_STATE_ENVS', 'PoolStep', 'env_seed', 'env_seeds', 'make_single_env',
+           'EnvFn', 'InlinePool', 'ProcessPool', 'ale_game', 'uses_native_ale', 'AtariPool', 'step_cost',
+           'choose_vectorization', 'make_env_pool', 'env_spaces', 'rollout', 'env_state', 'set_env_state',
+           'env_problems', 'atari_problems']
 
 # %% ../nbs/01_envs.ipynb 5
 @dataclass
@@ -146,6 +147,49 @@ class ProcessPool:
     def close(self) -> None: self.vec.close()
 
 # %% ../nbs/01_envs.ipynb 16
+ALE_MAX_FRAMES = 108_000   # the standard cap on an Atari episode (30 minutes of play at 60 frames/s)
+
+def ale_game(env_id: str) -> str:
+    "The ROM name (`pong`) of a gymnasium ALE id (`ALE/Pong-v5`)."
+    _register_ale()
+    return gym.spec(env_id).kwargs["game"]
+
+def uses_native_ale(cfg: EnvConfig) -> bool:
+    "Whether `cfg` runs on ale-py's `AtariVectorEnv` (else on gymnasium's wrappers; see above)."
+    return cfg.backend == "ale" and cfg.vectorization == "auto" and not cfg.episodic_life
+
+class AtariPool:
+    "ale-py's native `AtariVectorEnv` (threads, preprocessing and stacking in C++), same interface as `InlinePool`."
+    def __init__(self, cfg: EnvConfig, num_threads: int = 1):
+        from ale_py.vector_env import AtariVectorEnv
+        frames = ALE_MAX_FRAMES if cfg.max_episode_steps is None else cfg.max_episode_steps * cfg.frame_skip
+        self.vec = AtariVectorEnv(ale_game(cfg.id), cfg.num_envs, num_threads=max(1, min(num_threads, cfg.num_envs)),
+                                  frameskip=cfg.frame_skip, stack_num=cfg.frame_stack, noop_max=cfg.noop_max,
+                                  repeat_action_probability=cfg.sticky_actions, use_fire_reset=cfg.fire_reset,
+                                  max_num_frames_per_episode=frames, reward_clipping=False, autoreset_mode="SameStep")
+        self.num_envs, self.clip = cfg.num_envs, cfg.clip_rewards
+        self.single_observation_space, self.single_action_space = self.vec.single_observation_space, self.vec.single_action_space
+        self._ret, self._len = np.zeros(self.num_envs, np.float64), np.zeros(self.num_envs, np.int64)
+
+    def reset(self, seeds: Sequence[int]) -> np.ndarray:
+        self._ret[:], self._len[:] = 0, 0
+        return self.vec.reset(seed=np.array([int(s) % 2**31 for s in seeds], np.int64))[0]
+
+    def state_dict(self) -> None: return None   # the emulators' state lives in C++: not checkpointed
+
+    def step(self, actions) -> PoolStep:
+        obs, rew, term, trunc, info = self.vec.step(np.asarray(actions, np.int64))
+        real = rew.astype(np.float32)
+        done = term | trunc
+        self._ret += real; self._len += 1
+        ep_ret, ep_len = self._ret.astype(np.float32), self._len.copy()
+        self._ret[done], self._len[done] = 0, 0
+        final = info["final_obs"] if done.any() else obs
+        return PoolStep(obs, np.sign(real) if self.clip else real, term, trunc & ~term, final, ep_ret, ep_len)
+
+    def close(self) -> None: self.vec.close()
+
+# %% ../nbs/01_envs.ipynb 18
 IPC_OVERHEAD_S = 250e-6   # one AsyncVectorEnv step round trip with trivial envs, measured here (bench/envs.py)
 
 def step_cost(env_fn: Callable[[], gym.Env], seconds: float = 0.1, seed: int = 0) -> float:
@@ -168,26 +212,28 @@ def choose_vectorization(cfg: EnvConfig, cores: int, cost: Optional[float] = Non
     c = step_cost(EnvFn(cfg)) if cost is None else cost
     return "process" if cfg.num_envs * c / procs + IPC_OVERHEAD_S < 0.8 * cfg.num_envs * c else "inline"
 
-# %% ../nbs/01_envs.ipynb 19
+# %% ../nbs/01_envs.ipynb 21
 def make_env_pool(cfg: EnvConfig, cores: Optional[int] = None):
-    "The env pool of `cfg`: inline or process-based for gymnasium/ale, batched tensors for torch."
+    "The env pool of `cfg`: ale-py's native pool for Atari, inline or process-based wrappers for gymnasium, batched tensors for torch."
     if cfg.backend == "torch":
         from ddrl_lab.torch_envs import make_torch_pool
         return make_torch_pool(cfg.id, cfg.num_envs, device=cfg.device, max_episode_steps=cfg.max_episode_steps)
+    cores = cores or os.cpu_count() or 1
+    if uses_native_ale(cfg): return AtariPool(cfg, num_threads=cfg.num_procs or cores)
     fns = [EnvFn(cfg) for _ in range(cfg.num_envs)]
-    kind = choose_vectorization(cfg, cores or os.cpu_count() or 1)
-    return ProcessPool(fns) if kind == "process" else InlinePool(fns)
+    return ProcessPool(fns) if choose_vectorization(cfg, cores) == "process" else InlinePool(fns)
 
 def env_spaces(cfg: EnvConfig) -> tuple[gym.Space, gym.Space]:
     "The single-env observation and action spaces of `cfg`."
-    if cfg.backend == "torch":
-        pool = make_env_pool(dataclasses.replace(cfg, num_envs=1))
-        return pool.single_observation_space, pool.single_action_space
+    if cfg.backend == "torch" or uses_native_ale(cfg):
+        pool = make_env_pool(dataclasses.replace(cfg, num_envs=1), cores=1)
+        try: return pool.single_observation_space, pool.single_action_space
+        finally: pool.close()
     env = make_single_env(cfg)
     try: return env.observation_space, env.action_space
     finally: env.close()
 
-# %% ../nbs/01_envs.ipynb 23
+# %% ../nbs/01_envs.ipynb 25
 def rollout(pool, seeds: Sequence[int], steps: int, action_seed: int = 0) -> dict[str, np.ndarray]:
     "Step `pool` with per-env random actions (env i's actions depend on `seeds[i]` only); stacked records."
     n = pool.single_action_space.n
@@ -198,7 +244,7 @@ def rollout(pool, seeds: Sequence[int], steps: int, action_seed: int = 0) -> dic
         for k in ("obs", "reward", "terminated", "truncated"): out[k].append(np.asarray(st.__dict__[k]))
     return {k: np.stack(v) for k, v in out.items()}
 
-# %% ../nbs/01_envs.ipynb 26
+# %% ../nbs/01_envs.ipynb 28
 PLAIN_STATE_ENVS = ("gymnasium.envs.classic_control", "gymnasium.envs.toy_text")   # modules of envs whose state is all Python/NumPy data
 _SKIP = object()
 
@@ -236,9 +282,9 @@ def set_env_state(env: gym.Env, state: list) -> None:
     for e, st in zip(layers, state):
         for k, p in st.items(): vars(e)[k] = _unplain(p)
 
-# %% ../nbs/01_envs.ipynb 34
-def env_problems(cfg: EnvConfig) -> list[str]:
-    "Problems with `cfg.id` for its backend (unknown id, with a 'did you mean'), or []."
+# %% ../nbs/01_envs.ipynb 38
+def env_problems(cfg: EnvConfig, validation=None) -> list[str]:
+    "Problems with `cfg.id` for its backend (unknown id, with a 'did you mean'), with Atari settings and with `validation` ranges no frame can pass, or []."
     import difflib
     if cfg.backend == "torch":
         from ddrl_lab.torch_envs import TORCH_ENVS
@@ -253,9 +299,31 @@ def env_problems(cfg: EnvConfig) -> list[str]:
             gym.spec(name)
             if cfg.backend == "ale" and not name.startswith("ALE/"):
                 return [f"env.id = {cfg.id!r} is not an Atari game: env.backend = 'ale' takes ids like 'ALE/Pong-v5'."]
-            return []
+            return atari_problems(cfg, validation) if cfg.backend == "ale" else []
         except gym.error.Error: known = list(gym.registry)
     if cfg.id in known: return []
     close = difflib.get_close_matches(cfg.id, known, n=3)
     hint = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
     return [f"env.id = {cfg.id!r} is not a registered {cfg.backend} environment{hint}."]
+
+# %% ../nbs/01_envs.ipynb 40
+def atari_problems(cfg: EnvConfig, validation=None) -> list[str]:
+    "Problems with the Atari settings of `cfg` for its pool, and with `validation` ranges no Atari segment could pass, or []."
+    p = []
+    if not uses_native_ale(cfg):
+        why = "env.episodic_life = true" if cfg.episodic_life else f"env.vectorization = {cfg.vectorization!r}"
+        for key in ("clip_rewards", "fire_reset"):
+            if getattr(cfg, key):
+                p.append(f"env.{key} = true works on ale-py's native vector env only, but {why} selects the gymnasium "
+                         f"wrappers: set env.{key}=false (or env.vectorization=auto, env.episodic_life=false).")
+    obs = getattr(validation, "obs_range", None)
+    if obs is not None and (obs[0] > 0 or obs[1] < 255):
+        p.append(f"validation.obs_range = {list(obs)} rejects Atari frames, whose pixels are uint8 values 0..255: "
+                 f"use a range that contains [0, 255], or none.")
+    rew = getattr(validation, "reward_range", None)
+    need = (-1.0, 1.0) if cfg.clip_rewards else (0.0, 0.0)
+    if rew is not None and (rew[0] > need[0] or rew[1] < need[1]):
+        what = "clipped rewards are -1, 0 or 1" if cfg.clip_rewards else "most Atari steps have reward 0"
+        p.append(f"validation.reward_range = {list(rew)} would reject every Atari segment ({what}): "
+                 f"use a range that contains [{need[0]:g}, {need[1]:g}], or none.")
+    return p

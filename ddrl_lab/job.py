@@ -11,6 +11,7 @@ import datetime as dt
 import errno
 import json
 import math
+import os
 import platform
 import queue
 import threading
@@ -126,7 +127,7 @@ def check_supported(cfg: Config) -> None:
     if cfg.algo.name == "dqn" and cfg.sync.mode != "async" and not problems:
         problems.append(f"algo.name = 'dqn' runs decoupled through replay (workers write, the learner samples): "
                         f"set sync.mode=async (got {cfg.sync.mode!r}).")
-    env = env_problems(cfg.env)
+    env = env_problems(cfg.env, cfg.validation)
     if not env: env = space_problems(*env_spaces(cfg.env))
     if problems or env: raise ConfigError(problems + env)
 
@@ -261,6 +262,7 @@ class Job:
         colocated = c.topology.mode == "co-located"      # acting and learning time-sliced in this one process
         self.runtime = make_runtime("serial" if colocated else c.run.runtime, c.run.ray_address, num_cpus=math.ceil(self.cpus_needed()))
         obs_space, act_space = env_spaces(c.env)
+        threads = dict(num_threads=os.cpu_count() or 1) if colocated else {}   # (torch's thread count is per process)
         ckpt = str(self.run_dir / "checkpoints")
         force = bool(self._resume and self._resume["force"])   # resuming under another config hash, on purpose
         if self.central:                                         # SEED-style: the learner infers for every worker
@@ -286,9 +288,9 @@ class Job:
                                               force_checkpoint=force, num_cpus=0.5)
             self.learners = [self.runtime.spawn(self.learner_cls, c, obs_space, act_space, restartable=True, num_cpus=0.5)
                              for _ in range(c.topology.num_learners)]
-        else:
+        else:                                                    # co-located: the one process's torch uses every core
             self.learner = self.runtime.spawn(self.learner_cls, c, obs_space, act_space, restartable=True, checkpoint_dir=ckpt,
-                                              force_checkpoint=force)
+                                              force_checkpoint=force, **threads)
         if self.replay:
             r, S = c.replay, c.replay.shards
             self.shards = [self.runtime.spawn(ReplayShard, shard_id=s, capacity=_share(r.capacity, S, s), kind=r.kind,
@@ -296,7 +298,7 @@ class Job:
                                               n_step=c.algo.n_step, gamma=c.algo.gamma, seed=c.run.seed * 1000 + s,
                                               snapshot_dir=str(self.run_dir / "replay" / f"shard-{s}"), codec=c.channel.codec,
                                               num_cpus=0.5, restartable=True) for s in range(S)]
-        self.runners = [self.runtime.spawn(EnvRunner, c, w, restartable=True, spread=True) for w in range(c.topology.num_workers)]
+        self.runners = [self.runtime.spawn(EnvRunner, c, w, restartable=True, spread=True, **threads) for w in range(c.topology.num_workers)]
         states = (self._resume or {}).get("driver", {}) or {}
         if len(states.get("runners", [])) == len(self.runners):   # resumed: every worker goes on from its saved state
             self.runtime.get([self.runtime.call(w, "load_state_dict", sd) for w, sd in zip(self.runners, states["runners"])])

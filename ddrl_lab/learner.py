@@ -26,8 +26,8 @@ from .segments import Segment, concat_segments, validate_segment
 from .targets import double_q_values, dqn_loss, vtrace_loss
 
 # %% auto 0
-__all__ = ['LEARNERS', 'newest_checkpoint', 'resolve_device', 'bootstrap_values', 'Learner', 'PPOLearner', 'IMPALALearner',
-           'DQNLearner', 'learner_class']
+__all__ = ['LEARNERS', 'newest_checkpoint', 'resolve_device', 'make_optimizer', 'bootstrap_values', 'Learner', 'PPOLearner',
+           'IMPALALearner', 'DQNLearner', 'learner_class']
 
 # %% ../nbs/07_learner.ipynb 4
 def newest_checkpoint(checkpoint_dir) -> Optional[Path]:
@@ -40,6 +40,12 @@ def resolve_device(name: str) -> torch.device:
     if name == "auto": name = "cuda" if torch.cuda.is_available() else "cpu"
     if name == "cuda" and not torch.cuda.is_available(): raise RuntimeError("topology.device = 'cuda' but torch sees no CUDA device")
     return torch.device(name)
+
+def make_optimizer(params, a) -> torch.optim.Optimizer:
+    "The optimizer of `algo` settings `a`: Adam (eps 1e-5, the PPO recipe) or RMSProp (alpha 0.99, eps 0.01, the IMPALA recipe)."
+    if a.optimizer == "rmsprop":
+        return torch.optim.RMSprop(params, lr=a.lr, alpha=a.rmsprop_alpha, eps=0.01 if a.opt_eps is None else a.opt_eps)
+    return torch.optim.Adam(params, lr=a.lr, eps=1e-5 if a.opt_eps is None else a.opt_eps)
 
 # %% ../nbs/07_learner.ipynb 6
 def bootstrap_values(values: torch.Tensor, next_value: torch.Tensor, final_values: torch.Tensor,
@@ -63,7 +69,7 @@ class Learner:
         self.cfg, self.a = cfg, cfg.algo
         self.device = resolve_device(cfg.topology.device)
         self.model = self.build(obs_space, action_space).to(self.device)
-        self.opt = torch.optim.Adam(self.model.parameters(), lr=self.a.lr, eps=1e-5)
+        self.opt = make_optimizer(self.model.parameters(), self.a)
         self.rng = np.random.default_rng(cfg.run.seed)
         self.knobs = {k: getattr(self.a, k) for k in self.KNOBS}
         self.version = 0                 # global policy version: +1 per update
@@ -349,7 +355,7 @@ class PPOLearner(Learner):
     def _loss(self, x: dict, mb) -> tuple[torch.Tensor, dict]:
         a = self.a
         with self.autocast():
-            dist, new_values = self.model.dist(x["obs"][mb]), self.model.value(x["obs"][mb])
+            dist, new_values = self.model.dist_value(x["obs"][mb])
         adv = x["adv"][mb]
         if a.normalize_advantages and len(adv) > 1: adv = (adv - adv.mean()) / (adv.std() + 1e-8)
         clip = dict(vf_clip=a.vf_clip, old_values=x["values"][mb]) if a.vf_clip is not None else {}
@@ -374,11 +380,13 @@ class IMPALALearner(Learner):
         m = obs.shape[1]
         with self.autocast():
             flat = obs.flatten(0, 1)
-            dist, values = self.model.dist(flat), self.model.value(flat).float().reshape(T, m)
+            dist, values = self.model.dist_value(flat)
+            values = values.float().reshape(T, m)
         target_logp = dist.log_prob(x["actions"][:, cols].reshape(-1)).float().reshape(T, m)
-        return vtrace_loss(x["logp"][:, cols], target_logp, x["rewards"][:, cols], values, x["next_values"][:, cols],
-                           x["dones"][:, cols], dist.entropy().float().reshape(T, m), a.gamma, a.vf_coef,
-                           self.knobs["ent_coef"], rho_bar=a.rho_bar, c_bar=a.c_bar)
+        loss, stats = vtrace_loss(x["logp"][:, cols], target_logp, x["rewards"][:, cols], values, x["next_values"][:, cols],
+                                  x["dones"][:, cols], dist.entropy().float().reshape(T, m), a.gamma, a.vf_coef,
+                                  self.knobs["ent_coef"], rho_bar=a.rho_bar, c_bar=a.c_bar)
+        return (loss * T * m if a.loss_reduction == "sum" else loss), stats   # TorchBeast sums over steps
 
     def _train(self, b: Segment) -> dict:
         T, M = b.shape

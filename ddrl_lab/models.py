@@ -92,6 +92,10 @@ class ActorCritic(nn.Module):
     def _x(self, obs: torch.Tensor) -> torch.Tensor: return self.torso(prepare_obs(obs, self.scale, self.channels_last))
     def value(self, obs: torch.Tensor) -> torch.Tensor: return self.critic(self._x(obs)).squeeze(-1)
     def dist(self, obs: torch.Tensor) -> Categorical: return Categorical(logits=self.actor(self._x(obs)))
+    def dist_value(self, obs: torch.Tensor) -> tuple[Categorical, torch.Tensor]:
+        "The policy and the value in one pass: a shared torso (and the observation scaling) runs once, not once per head."
+        x = self._x(obs)
+        return Categorical(logits=self.actor(x)), self.critic(x).squeeze(-1)
 
     def act(self, obs: torch.Tensor, generator: Optional[torch.Generator] = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Sampled actions and their log-probabilities: the numbers `dist` gives (the same draws from the same
