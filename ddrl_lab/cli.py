@@ -66,7 +66,9 @@ def _follow(job, args) -> int:
     Prometheus endpoint on 127.0.0.1, Ctrl-C stops the run cleanly; the exit status."""
     from ddrl_lab.records import MetricsServer, Progress
     say = (lambda *a: None) if args.quiet else (lambda *a: print(*a, flush=True))
-    job.start()
+    try: job.start()
+    except ConfigError as e:                  # e.g. a cluster at run.ray_address that cannot hold the job
+        print(f"ddrl-lab: {e}", file=sys.stderr); return 2
     say(f"run directory: {job.run_dir}")
     server = MetricsServer(job, port=args.metrics_port) if args.metrics_port is not None else None
     if server is not None: say(f"metrics: {server.url}")

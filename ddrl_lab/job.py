@@ -229,6 +229,8 @@ class Job:
         "Create the run directory (or reopen a resumed one), spawn the components and start the driver thread."
         if self.status != "created": return self
         c = self.config
+        if c.run.runtime == "ray" and c.run.ray_address is not None and c.topology.mode != "co-located":
+            self._join_cluster()                 # look at the cluster first: a job it cannot hold leaves no run directory
         if self._resume is None:
             self.run_dir = new_run_dir(c.run.out, self.name, self.hash)
             save_config(c, self.run_dir / "config.yaml")
@@ -260,7 +262,8 @@ class Job:
         "Wiring: one learner, `topology.num_workers` EnvRunners and, for replay, `replay.shards` ReplayShards on the runtime."
         c = self.config
         colocated = c.topology.mode == "co-located"      # acting and learning time-sliced in this one process
-        self.runtime = make_runtime("serial" if colocated else c.run.runtime, c.run.ray_address, num_cpus=math.ceil(self.cpus_needed()))
+        if self.runtime is None:
+            self.runtime = make_runtime("serial" if colocated else c.run.runtime, c.run.ray_address, num_cpus=math.ceil(self.cpus_needed()))
         obs_space, act_space = env_spaces(c.env)
         threads = dict(num_threads=os.cpu_count() or 1) if colocated else {}   # (torch's thread count is per process)
         ckpt = str(self.run_dir / "checkpoints")
@@ -302,6 +305,16 @@ class Job:
         states = (self._resume or {}).get("driver", {}) or {}
         if len(states.get("runners", [])) == len(self.runners):   # resumed: every worker goes on from its saved state
             self.runtime.get([self.runtime.call(w, "load_state_dict", sd) for w, sd in zip(self.runners, states["runners"])])
+
+    def _join_cluster(self) -> None:
+        """Join the cluster at `run.ray_address` and refuse (`ConfigError`, nothing spawned) a job whose actors ask for
+        more CPUs than it has free: Ray would otherwise wait for them without a word."""
+        c = self.config
+        self.runtime = make_runtime("ray", c.run.ray_address)
+        need, W = self.cpus_needed(), c.topology.num_workers
+        try: self.runtime.check_cpus(need, f"{W} env worker{'s' * (W != 1)} at 1 each and {need - W:g} for the learner side")
+        except ConfigError:
+            self.runtime.shutdown(); self.runtime = None; raise
 
     def cpus_needed(self) -> float:
         "Logical CPUs this job's actors ask Ray for (a local cluster is started with at least this many)."

@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 from typing import Optional
 
+from .config import ConfigError
+
 # %% auto 0
 __all__ = ['LOOPBACK_ONLY_ENV', 'TASK_EVENTS_KEPT', 'ActorDied', 'Done', 'Local', 'SerialRuntime', 'init_local_ray', 'RayRuntime',
            'make_runtime']
@@ -73,7 +75,7 @@ def init_local_ray(**kwargs):
     old_env, old_flag = os.environ.get(LOOPBACK_ONLY_ENV), ray_constants.ENABLE_RAY_CLUSTER
     os.environ[LOOPBACK_ONLY_ENV], ray_constants.ENABLE_RAY_CLUSTER = "0", False   # children, and this process
     try:
-        return ray.init(_node_ip_address="127.0.0.1", **{"dashboard_host": "127.0.0.1", **kwargs})
+        return ray.init(address="local", _node_ip_address="127.0.0.1", **{"dashboard_host": "127.0.0.1", **kwargs})   # "local": a new cluster even where `ray start` left one running
     finally:
         ray_constants.ENABLE_RAY_CLUSTER = old_flag
         if old_env is None: os.environ.pop(LOOPBACK_ONLY_ENV, None)
@@ -92,15 +94,24 @@ class RayRuntime:
     name = "ray"
     def __init__(self, address: Optional[str] = None, num_cpus: Optional[int] = None):
         import ray
-        self.ray, self.actors, self.owns_cluster = ray, [], False
+        self.ray, self.actors, self.owns_cluster, self.address = ray, [], False, address
         if not ray.is_initialized():
             if address is None:
                 os.environ.setdefault("RAY_task_events_max_num_task_in_gcs", str(TASK_EVENTS_KEPT))   # read by the GCS it starts
                 init_local_ray(num_cpus=max(num_cpus or 0, os.cpu_count() or 1), include_dashboard=True,
                                log_to_driver=False, configure_logging=False)      # every server on 127.0.0.1
             else:
-                ray.init(address=address, log_to_driver=False)
+                try: ray.init(address=address, log_to_driver=False)
+                except ConnectionError as e: raise ConfigError([_no_cluster(address, e)]) from None
             self.owns_cluster = True
+
+    def check_cpus(self, cpus: float, what: str) -> None:
+        "Refuse (`ConfigError`) actors that ask for more CPUs than the cluster has free: Ray would wait for them without end."
+        total, free = self.ray.cluster_resources().get("CPU", 0.0), self.ray.available_resources().get("CPU", 0.0)
+        if free + 1e-9 < cpus:
+            raise ConfigError([f"run.ray_address = {self.address!r}: this job's actors ask for {cpus:g} CPUs ({what}), but the "
+                               f"cluster has {free:g} of its {total:g} CPUs free, and Ray would wait for the rest without end: "
+                               f"use fewer topology.num_workers, or add nodes to the cluster."])
 
     def spawn(self, cls, *args, num_cpus: float = 1, restartable: bool = False, spread: bool = False, **kwargs):
         """A Ray actor; a restartable one is brought back by Ray (its `__init__` runs again, on any node with room)
@@ -129,6 +140,16 @@ class RayRuntime:
         for a in list(self.actors): self.kill(a)
         if self.owns_cluster and self.ray.is_initialized(): self.ray.shutdown()
         self.owns_cluster = False
+
+def _no_cluster(address: str, e: Exception) -> str:
+    "The sentence for a cluster that could not be joined: what Ray said, and what to set when its token was refused."
+    said = str(e).splitlines()[0]
+    if os.environ.get("RAY_AUTH_MODE") != "token":
+        return (f"run.ray_address = {address!r}: cannot join a Ray cluster there ({said}); if one is running, it refused this "
+                f"client: a cluster started with `ray start` (Ray 2.60) requires token authentication, so set RAY_AUTH_MODE=token, "
+                f"with the cluster's token in RAY_AUTH_TOKEN or ~/.ray/auth_token, and start again.")
+    return (f"run.ray_address = {address!r}: cannot join a Ray cluster there ({said}); if one is running, check that RAY_AUTH_TOKEN "
+            f"or ~/.ray/auth_token holds its token (RAY_AUTH_MODE=token is set).")
 
 def make_runtime(name: str, address: Optional[str] = None, num_cpus: Optional[int] = None):
     "The runtime called `name` (`serial` or `ray`)."

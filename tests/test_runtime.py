@@ -186,3 +186,50 @@ def test_the_local_cluster_of_a_job_listens_on_loopback_only(tmp_path):
         try: p.communicate(timeout=60)
         except subprocess.TimeoutExpired: p.kill(); p.communicate()
     assert p.returncode == 130
+
+
+def test_an_existing_cluster_too_small_or_unauthenticated_is_refused_at_once(tmp_path):
+    """A cluster started with `ray start --head` (2 CPUs, token authentication on, as Ray 2.60 starts it): a job
+    whose actors ask for 4 CPUs is refused before anything is spawned (exit 2, both numbers named, no run directory)
+    instead of waiting forever; without RAY_AUTH_MODE=token the refusal says to set it. The cluster stays up."""
+    import os
+    import signal
+    import socket
+    import subprocess
+    import psutil
+    from conftest import BIN
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
+    head = subprocess.Popen([str(BIN / "ray"), "start", "--head", "--block", f"--port={port}", "--num-cpus=2",
+                             "--include-dashboard=false", "--disable-usage-stats"], env=env, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    family = []
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:               # up once its GCS listens on the port
+            family = [psutil.Process(head.pid)] + psutil.Process(head.pid).children(recursive=True)
+            if any(c.laddr.port == port and c.status == psutil.CONN_LISTEN for q in family if q.name() == "gcs_server"
+                   for c in q.net_connections(kind="tcp")):
+                break
+            time.sleep(0.5)
+        else: raise AssertionError("the head node did not come up")
+        time.sleep(2)
+        args = [str(BIN / "ddrl-lab"), "run", "cartpole-ppo", "--out", str(tmp_path / "runs"), "--set", "run.runtime=ray",
+                "--set", f"run.ray_address=127.0.0.1:{port}", "--set", "topology.num_workers=3"]
+        t0 = time.monotonic()
+        r = subprocess.run(args, capture_output=True, text=True, timeout=120, env={**env, "RAY_AUTH_MODE": "token"})
+        assert r.returncode == 2 and time.monotonic() - t0 < 60, (r.returncode, r.stderr[-2000:])
+        err = r.stderr.strip().splitlines()[-1]
+        assert "ask for 4 CPUs (3 env workers at 1 each and 1 for the learner side)" in err and "2 of its 2 CPUs free" in err, err
+        r = subprocess.run(args, capture_output=True, text=True, timeout=120, env=env)     # no RAY_AUTH_MODE: the token is refused
+        assert r.returncode == 2 and "set RAY_AUTH_MODE=token" in r.stderr.strip().splitlines()[-1], r.stderr[-2000:]
+        assert not (tmp_path / "runs").exists()
+        assert head.poll() is None                       # the cluster is still up
+    finally:                                             # stop what the head started: its process group, then any worker left
+        try: family += psutil.Process(head.pid).children(recursive=True)
+        except psutil.NoSuchProcess: pass
+        try: os.killpg(head.pid, signal.SIGTERM)
+        except ProcessLookupError: pass
+        _, alive = psutil.wait_procs([q for q in set(family) if q.is_running()], timeout=20)
+        for q in alive: q.kill()
