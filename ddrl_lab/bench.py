@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import json
 import math
@@ -25,15 +26,15 @@ import numpy as np
 import psutil
 
 # %% auto 0
-__all__ = ['PONG_OVERRIDES', 'PONG_WIDER', 'SOLVERS', 'COLOCATED', 'ALPHA', 'BETA', 'EPS', 'N_STEP', 'GAMMA', 'WINDOW',
-           'SYNC_MODES', 'BENCHMARKS', 'HEADER', 'timed', 'family', 'rss_mb', 'summarize', 'Recorder', 'cpu_model',
-           'git_revision', 'machine_info', 'ensure_ray', 'shutdown_ray', 'stepper', 'PlainProcessPool', 'fixed_weights',
-           'runner_rate', 'RayRunners', 'pool_rate', 'torch_pool_rate', 'bench_sampling', 'run_job_for', 'first_at',
-           'solve_job', 'bench_pong', 'ondevice_solve', 'bench_solve', 'full_sampler', 'sampler_rate',
-           'numpy_prioritized', 'cartpole_segment', 'filled_shards', 'sharded_step', 'single_sampler_step', 'one_cpu',
-           'bench_replay', 'make_segment', 'touch', 'codec_rate', 'PipePeer', 'bench_codecs', 'Echo', 'bench_ray',
-           'bench_sync', 'check_names', 'write_results', 'run_benchmarks', 'fmt', 'bench_rows', 'format_bench',
-           'format_table']
+__all__ = ['PONG_OVERRIDES', 'PONG_WIDER', 'ATARI_TOPOLOGIES', 'SB3_ATARI', 'SOLVERS', 'COLOCATED', 'ALPHA', 'BETA', 'EPS',
+           'N_STEP', 'GAMMA', 'WINDOW', 'SYNC_MODES', 'BENCHMARKS', 'HEADER', 'timed', 'family', 'rss_mb', 'summarize',
+           'Recorder', 'cpu_model', 'git_revision', 'machine_info', 'ensure_ray', 'shutdown_ray', 'stepper',
+           'PlainProcessPool', 'fixed_weights', 'runner_rate', 'RayRunners', 'pool_rate', 'torch_pool_rate',
+           'bench_sampling', 'run_job_for', 'first_at', 'solve_job', 'bench_pong', 'sb3_pong_rate', 'native_pool_rate',
+           'bench_atari', 'ondevice_solve', 'bench_solve', 'full_sampler', 'sampler_rate', 'numpy_prioritized',
+           'cartpole_segment', 'filled_shards', 'sharded_step', 'single_sampler_step', 'one_cpu', 'bench_replay',
+           'make_segment', 'touch', 'codec_rate', 'PipePeer', 'bench_codecs', 'Echo', 'bench_ray', 'bench_sync',
+           'check_names', 'write_results', 'run_benchmarks', 'fmt', 'bench_rows', 'format_bench', 'format_table']
 
 # %% ../nbs/16_bench.ipynb 5
 def timed(step: Callable[[int], object], batch: int, seconds: float, warmup: int = 3) -> float:
@@ -506,6 +507,86 @@ def bench_pong(rec: Recorder) -> None:
     rec.ratio(f"IMPALA job (trained) / raw ale-py {W} procs", job_name, raw_name)
 
 # %% ../nbs/16_bench.ipynb 34
+ATARI_TOPOLOGIES = {   # label -> (preset, overrides): every topology that learns Pong here
+    "PPO co-located (pong-ppo)": ("pong-ppo", {}),
+    "IMPALA decoupled, 2 Ray workers (pong-impala)": ("pong-impala", {}),
+    "IMPALA co-located": ("pong-impala", {"topology.mode": "co-located", "topology.num_workers": 1, "env.num_envs": 32,
+                                          "sync.mode": "sync", "run.runtime": "serial"}),
+    "IMPALA central inference, 2 Ray workers": ("pong-impala", {"topology.mode": "central-inference"}),
+}
+SB3_ATARI = dict(n_steps=128, n_epochs=4, batch_size=256, learning_rate=2.5e-4, clip_range=0.1, vf_coef=0.5, ent_coef=0.01)
+
+def _sb3_child(conn, seconds: float, seed: int) -> None:
+    "stable-baselines3 PPO (rl-zoo Atari settings) on Pong in this process: (env steps, seconds) after its first rollout."
+    import gymnasium as gym, ale_py, torch
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.env_util import make_atari_env
+    from stable_baselines3.common.vec_env import VecFrameStack
+    gym.register_envs(ale_py); torch.set_num_threads(os.cpu_count() or 1)
+    env = VecFrameStack(make_atari_env("PongNoFrameskip-v4", n_envs=8, seed=seed), n_stack=4)
+    class Clock(BaseCallback):
+        start = None
+        def _on_rollout_end(self):
+            if self.start is None: self.start = (self.num_timesteps, time.perf_counter())
+        def _on_step(self):
+            return self.start is None or time.perf_counter() - self.start[1] < seconds
+    clock = Clock()
+    PPO("CnnPolicy", env, seed=seed, device="cpu", verbose=0, **SB3_ATARI).learn(10**9, callback=clock)
+    conn.send((clock.num_timesteps - clock.start[0], time.perf_counter() - clock.start[1]))
+
+def sb3_pong_rate(seconds: float, seed: int = 0, timeout: float = 600.0) -> float:
+    "Env steps/s of stable-baselines3 PPO learning Pong, in a spawned process (ImportError if it is not installed)."
+    import importlib.util
+    if importlib.util.find_spec("stable_baselines3") is None: raise ImportError("stable-baselines3 is not installed")
+    from ddrl_lab.bench import _sb3_child
+    ctx = mp.get_context("spawn")
+    here, there = ctx.Pipe()
+    proc = ctx.Process(target=_sb3_child, args=(there, seconds, seed), daemon=True)
+    proc.start(); there.close()
+    try:
+        if not here.poll(timeout): raise TimeoutError("stable-baselines3 did not report")
+        steps, dt_s = here.recv()
+        return steps / dt_s
+    finally:
+        proc.join(10)
+        if proc.is_alive(): proc.terminate()
+
+def native_pool_rate(env_cfg, seconds: float) -> float:
+    "Env steps/s of the env pool of `env_cfg` alone, random actions (uniform, fixed seed)."
+    from ddrl_lab.envs import env_seeds, make_env_pool
+    pool = make_env_pool(env_cfg)
+    try: return pool_rate(pool, env_seeds(env_cfg, 0), seconds)
+    finally: pool.close()
+
+# %% ../nbs/16_bench.ipynb 35
+def bench_atari(rec: Recorder) -> None:
+    "Frames/s while learning Pong, per topology, against the native pool's ceiling and stable-baselines3 PPO."
+    S, D = (2.0, 10.0) if rec.quick else (5.0, 30.0)
+    env = dataclasses.replace(_cfg("pong-ppo").env, num_envs=16)
+    ceiling, wrappers, peer = "AtariVectorEnv alone, 16 envs, random actions", "gymnasium wrappers (inline), 16 envs, random actions", "stable-baselines3 PPO (rl-zoo Atari)"
+    rec.notes.append(f"jobs measured for {D:.0f} s after their first metrics row; pools for {S:.0f} s; frames = 4 x agent steps")
+    sb3 = True
+    for i in range(rec.repeats):
+        rec.say(f"  repeat {i + 1}/{rec.repeats}")
+        rec.measure(ceiling, "frames/s", lambda: 4 * native_pool_rate(env, S))
+        rec.measure(wrappers, "frames/s", lambda: 4 * native_pool_rate(dataclasses.replace(env, vectorization="inline"), S))
+        for label, (preset, ov) in ATARI_TOPOLOGIES.items():
+            def job_rate():
+                r = run_job_for(preset, {**ov, "run.seed": i, "run.log_interval_s": 1.0}, D)
+                cfg = _cfg(preset, ov)
+                trained = r.get("trained_segments_per_s", 0) * cfg.algo.segment_length * cfg.env.num_envs
+                return 4 * (trained or r["env_steps_per_s"])
+            rec.measure(label, "frames/s", job_rate)
+        if sb3:
+            try: rec.add(peer, 4 * sb3_pong_rate(D, seed=i), "frames/s")
+            except ImportError as e: sb3 = False; rec.na(peer, f"{e}: pip install stable-baselines3 to measure the peer")
+    rec.ratio("native pool / gymnasium wrappers", ceiling, wrappers)
+    for label in ATARI_TOPOLOGIES:
+        if sb3: rec.ratio(f"{label} / stable-baselines3 PPO", label, peer, target=3.0)
+        rec.ratio(f"{label} / the ceiling", label, ceiling, target=0.4)
+
+# %% ../nbs/16_bench.ipynb 37
 SOLVERS = {"PPO": "cartpole-ppo", "DQN": "cartpole-dqn", "IMPALA": "cartpole-impala"}
 COLOCATED = {"PPO": {"topology.mode": "co-located"},                       # the preset's own sync loop, in one process
              "IMPALA": {"topology.mode": "co-located", "sync.mode": "sync"},  # zero lag: V-trace's ratios are all 1
@@ -564,7 +645,7 @@ def bench_solve(rec: Recorder) -> None:
         rec.ratio(f"co-located speedup over decoupled Ray {label}", f"{label} decoupled (Ray): time to 475",
                   f"{label} co-located: time to 475")
 
-# %% ../nbs/16_bench.ipynb 36
+# %% ../nbs/16_bench.ipynb 39
 ALPHA, BETA, EPS, N_STEP, GAMMA = 0.6, 0.4, 1e-6, 3, 0.99
 
 def full_sampler(sampler, capacity: int, rng: np.random.Generator):
@@ -676,7 +757,7 @@ def bench_replay(rec: Recorder) -> None:
     for k in sharded:
         rec.ratio(f"ReplayShard x{k} / one sampler", f"ReplayShard x{k} (in process)", "PrioritizedSampler + RingStorage")
 
-# %% ../nbs/16_bench.ipynb 38
+# %% ../nbs/16_bench.ipynb 41
 WINDOW = 4   # segments in flight through the pipe
 
 def make_segment(kind: str, seed: int):
@@ -771,7 +852,7 @@ def bench_codecs(rec: Recorder) -> None:
             for where in ("in process", "through a pipe"):
                 rec.ratio(f"{kind} {name} / pickle5, {where}", f"{kind} {name}, {where}", f"{kind} pickle5, {where}")
 
-# %% ../nbs/16_bench.ipynb 40
+# %% ../nbs/16_bench.ipynb 43
 class Echo:
     "An actor that answers."
     def ping(self, x=None): return x
@@ -806,7 +887,7 @@ def bench_ray(rec: Recorder) -> None:
     for size in arrays:
         rec.ratio(f"put + get / memcpy, {size} MiB", f"ray.put + ray.get {size} MiB", f"memcpy {size} MiB (np.copyto)")
 
-# %% ../nbs/16_bench.ipynb 42
+# %% ../nbs/16_bench.ipynb 45
 SYNC_MODES = ("sync", "async", "soft")
 
 def bench_sync(rec: Recorder) -> None:
@@ -834,9 +915,9 @@ def bench_sync(rec: Recorder) -> None:
         if m != "sync" and "sync" in modes:
             rec.ratio(f"{m} / sync, env steps/s", f"{m}: env steps/s", "sync: env steps/s")
 
-# %% ../nbs/16_bench.ipynb 44
+# %% ../nbs/16_bench.ipynb 47
 BENCHMARKS: dict[str, Callable[[Recorder], None]] = {
-    "sampling": bench_sampling, "pong": bench_pong, "solve": bench_solve, "replay": bench_replay,
+    "sampling": bench_sampling, "pong": bench_pong, "atari": bench_atari, "solve": bench_solve, "replay": bench_replay,
     "codecs": bench_codecs, "ray": bench_ray, "sync": bench_sync}
 
 def check_names(names) -> list[str]:
@@ -884,7 +965,7 @@ def run_benchmarks(names=None, repeats: int = 3, quick: bool = False, out=None, 
         shutdown_ray()
     return results
 
-# %% ../nbs/16_bench.ipynb 45
+# %% ../nbs/16_bench.ipynb 48
 def fmt(v) -> str:
     "A figure for the table: thousands separators for big numbers, 3 significant digits for small ones."
     if v is None: return "n/a"

@@ -18,7 +18,7 @@ BIN = Path(sys.executable).parent
 def ray_cluster():
     "One real local Ray cluster shared by every test that needs Ray; Job runtimes join it."
     import ray
-    ray.init(num_cpus=4, include_dashboard=True, dashboard_host="127.0.0.1", log_to_driver=False,
+    ray.init(address="local", num_cpus=4, include_dashboard=True, dashboard_host="127.0.0.1", log_to_driver=False,
              configure_logging=False)
     yield ray
     ray.shutdown()

@@ -140,3 +140,18 @@ def test_a_poisoned_simulator_still_learns_with_clean_statistics(tmp_path, ray_c
     table, figure = page.split("<script", 1)[0], page.split("Plotly.newPlot(", 1)[1].split("</script>", 1)[0]
     assert not any(w in table.lower() for w in ("<td>nan", "<td>inf", "<td>-inf")), table[-600:]
     assert "NaN" not in figure and "Infinity" not in figure
+
+
+def test_pong_impala_trains_through_ray_on_the_native_atari_pool(tmp_path, ray_cluster):
+    """The pong-impala preset, shrunk to a few thousand steps: 2 Ray workers step ale-py's native vector env, the
+    learner trains on their uint8 stacks, the books balance, and the returns in the rows are the game's real scores
+    (whole points, within Pong's -21..21) although training rewards are clipped."""
+    job = Job("pong-impala", {"env.num_envs": 4, "env.max_episode_steps": 150, "run.total_env_steps": 4000,
+                              "run.target_return": None, "run.log_interval_s": 0.5, "run.out": str(tmp_path)}).start().wait()
+    assert job.status == "finished", job.meta.get("error")
+    df, b = job.metrics(), job.books
+    assert df.env_steps.iloc[-1] >= 4000 and df.learner_updates.iloc[-1] > 0
+    assert df.loss_policy.dropna().map(math.isfinite).all() and df.grad_norm.dropna().gt(0).all()
+    assert b["produced"] == b["trained"] + b["rejected"] + b["dropped_stale"] + b["dropped_stop"] + b["lost_with_learner"]
+    means = df.episode_return_mean.dropna()
+    assert len(means) and means.between(-21, 21).all()                      # 150-step games: a few points each
