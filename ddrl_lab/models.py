@@ -95,12 +95,12 @@ class ActorCritic(nn.Module):
     def dist_value(self, obs: torch.Tensor) -> tuple[Categorical, torch.Tensor]:
         "The policy and the value in one pass: a shared torso (and the observation scaling) runs once, not once per head."
         x = self._x(obs)
-        return Categorical(logits=self.actor(x)), self.critic(x).squeeze(-1)
+        return Categorical(logits=self.actor(x).float()), self.critic(x).squeeze(-1).float()   # fp32 outputs, as `act` gives
 
     def act(self, obs: torch.Tensor, generator: Optional[torch.Generator] = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Sampled actions and their log-probabilities: the numbers `dist` gives (the same draws from the same
         `generator`), without building a `Categorical` on every env step, which costs as much as the forward pass."""
-        logits = self.actor(self._x(obs))
+        logits = self.actor(self._x(obs)).float()      # (under bf16 autocast the torso runs in bf16; sampling in fp32)
         logp = logits - logits.logsumexp(-1, keepdim=True)
         a = sample_rows(torch.softmax(logp, -1), generator)
         return a.squeeze(1), logp.gather(1, a).squeeze(1)

@@ -75,7 +75,7 @@ class EnvRunner(DrillKnobs):
             obs[t] = self.obs
             if self.uniform: action = torch.randint(self.num_actions, (M,), generator=self.gen); lp = self.uniform_logp
             else:
-                with torch.inference_mode():
+                with torch.inference_mode(), self.autocast():
                     action, lp = self.model.act(torch.as_tensor(self.obs), self.gen)
                 lp = lp.numpy()
             actions[t], logp[t] = action.numpy(), lp
@@ -97,6 +97,11 @@ class EnvRunner(DrillKnobs):
                       episode_returns=np.array(ep_returns, np.float32), episode_lengths=np.array(ep_lengths, np.int64))
         self.seq += 1; self.env_steps += T * M; self.episodes += len(ep_returns)
         return seg
+
+    def autocast(self):
+        "bf16 autocast for inference when `algo.bf16` is set, as the learner's forward passes are (same numbers, half the cost)."
+        import contextlib
+        return torch.autocast("cpu", dtype=torch.bfloat16) if self.cfg.algo.bf16 and self._device is None else contextlib.nullcontext()
 
     def produce(self, weights: dict) -> tuple[dict, Optional[Encoded]]:
         "One segment, validated before it leaves the worker and encoded with `channel.codec`: `(meta, encoded)`, `None` if rejected."
