@@ -1033,8 +1033,11 @@ class Job:
     def _apply_knobs(self) -> None:
         while self._schedule and self._rows.env_steps >= self._schedule[0][0]:     # scheduled drills that are due
             at, fault, worker, seconds = self._schedule.pop(0)
-            self.inject(fault, worker=worker, seconds=seconds)
-            self.meta.setdefault("faults_fired", []).append(dict(fault=fault, worker=worker, at_env_steps=self._rows.env_steps))
+            fired = dict(fault=fault, worker=worker, at_env_steps=self._rows.env_steps)
+            try: self.inject(fault, worker=worker, seconds=seconds)
+            except ValueError as e:          # its target went away meanwhile (workers removed live): recorded, not fatal
+                self.meta.setdefault("faults_refused", []).append({**fired, "reason": str(e)}); continue
+            self.meta.setdefault("faults_fired", []).append(fired)
         changed = {}
         while not self._knob_queue.empty(): changed.update(self._knob_queue.get_nowait())
         learner = {k: v for k, v in changed.items() if k in self.learner_cls.KNOBS}

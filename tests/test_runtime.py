@@ -3,6 +3,7 @@ import _thread
 import json
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -233,3 +234,6 @@ def test_an_existing_cluster_too_small_or_unauthenticated_is_refused_at_once(tmp
         except ProcessLookupError: pass
         _, alive = psutil.wait_procs([q for q in set(family) if q.is_running()], timeout=20)
         for q in alive: q.kill()
+        from ray._common.utils import get_ray_address_file       # `ray start` left its address for any later ray.init()
+        marker = Path(get_ray_address_file(None))
+        if marker.exists() and marker.read_text().strip().endswith(f":{port}"): marker.unlink()
