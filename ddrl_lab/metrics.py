@@ -17,14 +17,15 @@ import numpy as np
 import pandas as pd
 
 # %% auto 0
-__all__ = ['ROW_KEYS', 'LAG_BINS', 'RowBuilder', 'json_safe', 'MetricsLog', 'read_metrics', 'report_figure', 'summarize',
-           'write_report']
+__all__ = ['ROW_KEYS', 'RATE_MIN_S', 'LAG_BINS', 'RowBuilder', 'json_safe', 'MetricsLog', 'read_metrics', 'report_figure',
+           'summarize', 'write_report']
 
 # %% ../nbs/10_metrics.ipynb 4
 ROW_KEYS = ("time_s", "env_steps", "env_steps_per_s", "learner_updates", "policy_version", "episode_return_mean",
             "version_lag_mean", "version_lag_max", "rejected_segments", "worker_restarts")
 
 # %% ../nbs/10_metrics.ipynb 6
+RATE_MIN_S = 1.0   # a row closing less than this after the one before takes its rate over two intervals (no lumps over a millisecond)
 LAG_BINS = 8   # version lags 0..7 counted one by one in each row (`lag_hist_<k>`), the rest in `lag_hist_8plus`
 
 class RowBuilder:
@@ -35,6 +36,7 @@ class RowBuilder:
         self.env_steps = self.updates = self.rejected = self.version = self.restarts = 0
         self.episodes = self.poisoned = 0       # episodes with a return; episodes whose return was withheld (poisoned)
         self._lags, self._last_t, self._last_steps = [], self.t0, 0
+        self._prev = None                       # (time, env steps) of the row before the last one
 
     def produced(self, meta: dict) -> None:
         "Fold in one segment a worker produced (rejected at the source or not)."
@@ -59,9 +61,9 @@ class RowBuilder:
     def row(self, **extra) -> dict:
         "Close the interval: the contract keys, then `extra` (learner stats, knobs, ...)."
         now = self.clock()
-        dt = max(now - self._last_t, 1e-9)
+        since_t, since_steps = self._prev if now - self._last_t < RATE_MIN_S and self._prev else (self._last_t, self._last_steps)
         row = dict(time_s=round(now - self.t0, 4), env_steps=self.env_steps,
-                   env_steps_per_s=(self.env_steps - self._last_steps) / dt, learner_updates=self.updates,
+                   env_steps_per_s=(self.env_steps - since_steps) / max(now - since_t, 1e-9), learner_updates=self.updates,
                    policy_version=self.version, episode_return_mean=self.return_mean,
                    version_lag_mean=float(np.mean(self._lags)) if self._lags else math.nan,
                    version_lag_max=int(max(self._lags)) if self._lags else 0,
@@ -70,10 +72,11 @@ class RowBuilder:
         hist = np.bincount(np.minimum(np.asarray(self._lags, np.int64), LAG_BINS), minlength=LAG_BINS + 1)
         row.update({f"lag_hist_{k}": int(hist[k]) for k in range(LAG_BINS)}, **{f"lag_hist_{LAG_BINS}plus": int(hist[LAG_BINS])})
         row.update(extra)
+        self._prev = (self._last_t, self._last_steps)
         self._lags, self._last_t, self._last_steps = [], now, self.env_steps
         return row
 
-# %% ../nbs/10_metrics.ipynb 10
+# %% ../nbs/10_metrics.ipynb 12
 def _jsonable(v):
     if isinstance(v, (float, np.floating)): return None if not math.isfinite(v) else float(v)
     if isinstance(v, np.integer): return int(v)
@@ -124,7 +127,7 @@ def read_metrics(path) -> pd.DataFrame:
     lines = Path(path).read_text().splitlines()
     return pd.DataFrame([json.loads(l) for l in lines if l.strip()])
 
-# %% ../nbs/10_metrics.ipynb 15
+# %% ../nbs/10_metrics.ipynb 17
 def report_figure(df: pd.DataFrame, title: str = ""):
     "Return curve and throughput, one above the other."
     import plotly.graph_objects as go
