@@ -42,3 +42,15 @@ def test_learns_cartpole_on_ray_with_two_workers(preset, tmp_path, ray_cluster):
 def test_learns_on_other_seeds(preset, seed, tmp_path, ray_cluster):
     "The slow part: two more seeds for every algorithm."
     _solve(preset, seed, tmp_path)
+
+
+def test_a_co_located_job_gives_torch_every_core(tmp_path):
+    """Acting and learning time-sliced in one process: the learner and the runner build with torch on every core
+    (a learner built with the actors' one thread ran the Pong CNN at a fraction of this machine's speed)."""
+    import os
+    import torch
+    torch.set_num_threads(1)
+    job = Job("cartpole-ppo", {"topology.mode": "co-located", "run.runtime": "serial", "run.total_env_steps": 512,
+                               "run.target_return": None, "run.out": str(tmp_path)}).start().wait()
+    assert job.status == "finished"
+    assert torch.get_num_threads() == (os.cpu_count() or 1)
