@@ -323,7 +323,8 @@ def _cfg(preset: str, overrides: Optional[dict] = None):
     return load_config(preset, overrides)
 
 PONG_OVERRIDES = {"algo.name": "impala", "env.backend": "ale", "env.id": "ALE/Pong-v5", "sync.mode": "async",
-                  "topology.num_workers": 2}
+                  "topology.num_workers": 2, "env.vectorization": "inline"}   # the gymnasium wrappers, like the plain pools
+                                                                               # (`atari` measures the native pool)
 PONG_WIDER = (8, 16)   # envs per worker of the further Pong rows: 256 and 512 env steps per Ray call (segments of 32 steps)
 
 def pool_rate(pool, seeds, seconds: float) -> float:
