@@ -9,6 +9,7 @@ import ast
 import bisect
 import difflib
 import http.server
+import itertools
 import json
 import math
 import re
@@ -24,16 +25,21 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 import yaml
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
+from prometheus_client.parser import text_string_to_metric_families
+from prometheus_client.registry import Collector
 
 from .config import Config, ConfigError, config_to_dict, load_config, parse_override
-from .metrics import summarize
+from .metrics import LAG_BINS, summarize
 
 # %% auto 0
-__all__ = ['DIFF_IGNORE', 'SEED_KEYS', 'HEADLINE_KEYS', 'INJECTED_HEADER', 'LATENCY_KEYS', 'LATENCY_BUCKETS_MS', 'flat_config',
-           'config_diff', 'RunRecord', 'read_rows', 'load_run', 'shadow_configs', 'align', 'first_divergence',
-           'same_curve', 'steps_to_target', 'ShadowResult', 'shadow', 'compare', 'compare_table', 'assigned_names',
-           'check_parameters', 'in_notebook', 'latest_row', 'Progress', 'metric_name', 'Histogram', 'MetricsServer',
-           'parse_prometheus']
+__all__ = ['DIFF_IGNORE', 'SEED_KEYS', 'HEADLINE_KEYS', 'INJECTED_HEADER', 'LATENCY_KEYS', 'LATENCY_BUCKETS_MS', 'COUNTER_KEYS',
+           'flat_config', 'config_diff', 'RunRecord', 'read_rows', 'load_run', 'shadow_configs', 'align',
+           'first_divergence', 'same_curve', 'steps_to_target', 'ShadowResult', 'shadow', 'compare', 'compare_table',
+           'assigned_names', 'check_parameters', 'in_notebook', 'latest_row', 'Progress', 'metric_name', 'RowHistogram',
+           'JobCollector', 'MetricsServer', 'parse_prometheus']
 
 # %% ../nbs/14_records.ipynb 5
 DIFF_IGNORE = ("run.out", "run.ray_address")   # where a run was written, not what it ran
@@ -451,8 +457,9 @@ class Progress:
     def __exit__(self, *exc): self.close()
 
 # %% ../nbs/14_records.ipynb 39
-LATENCY_KEYS = ("sync_rtt_ms", "inference_latency_p50_ms")   # row keys turned into histograms when present
+LATENCY_KEYS = ("sync_rtt_ms", "inference_latency_p50_ms", "inference_latency_p99_ms")   # row keys with a histogram
 LATENCY_BUCKETS_MS = (0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
+COUNTER_KEYS = ("env_steps", "learner_updates", "rejected_segments", "worker_restarts", "poisoned_episodes")  # cumulative
 
 def metric_name(key: str, prefix: str = "ddrl_") -> str:
     "A Prometheus metric name for a row key: `prefix` + the key with anything outside [a-zA-Z0-9_] as `_`."
@@ -460,25 +467,31 @@ def metric_name(key: str, prefix: str = "ddrl_") -> str:
 
 def _label(v) -> str: return str(v).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
-def _value(v: float) -> str:
-    if math.isnan(v): return "NaN"
-    if math.isinf(v): return "+Inf" if v > 0 else "-Inf"
-    return str(int(v)) if float(v).is_integer() and abs(v) < 2**53 else repr(float(v))
+def _le(b: float) -> str:
+    "A bucket bound as a label value: `50`, `0.5`, `+Inf`."
+    if math.isinf(b): return "+Inf" if b > 0 else "-Inf"
+    return str(int(b)) if float(b).is_integer() else repr(float(b))
 
-class Histogram:
-    "Cumulative bucket counts, sum and count of observations (Prometheus `le` buckets, `+Inf` last)."
+class RowHistogram:
+    "Counts per bucket (`+Inf` last), and the sum, of observations; `family` gives them as a `prometheus_client` histogram."
     def __init__(self, buckets=LATENCY_BUCKETS_MS):
         self.buckets = tuple(sorted(float(b) for b in buckets))
-        self.counts, self.sum, self.count = [0] * (len(self.buckets) + 1), 0.0, 0
+        self.counts, self.sum = [0] * (len(self.buckets) + 1), 0.0
+
+    @property
+    def count(self) -> int: return sum(self.counts)
 
     def observe(self, v: float) -> None:
-        self.counts[bisect.bisect_left(self.buckets, v)] += 1; self.sum += v; self.count += 1
+        self.counts[bisect.bisect_left(self.buckets, v)] += 1; self.sum += v
 
-    def lines(self, name: str, help: str) -> list[str]:
-        out, total = [f"# HELP {name} {help}", f"# TYPE {name} histogram"], 0
-        for b, n in zip([*map(_value, self.buckets), "+Inf"], self.counts):
-            total += n; out.append(f'{name}_bucket{{le="{b}"}} {total}')
-        return out + [f"{name}_sum {_value(self.sum)}", f"{name}_count {self.count}"]
+    def add_counts(self, counts, total: float) -> None:
+        "Observations already binned: `counts` per bucket (one more than the bounds, the last for `+Inf`) and their sum."
+        assert len(counts) == len(self.counts), (len(counts), len(self.counts))
+        self.counts = [a + int(b) for a, b in zip(self.counts, counts)]; self.sum += float(total)
+
+    def family(self, name: str, help: str) -> HistogramMetricFamily:
+        les = [*map(_le, self.buckets), "+Inf"]
+        return HistogramMetricFamily(name, help, buckets=list(zip(les, itertools.accumulate(self.counts))), sum_value=self.sum)
 
 def _copy(d) -> dict:
     for _ in range(5):            # the driver thread may add a key while we copy
@@ -486,15 +499,77 @@ def _copy(d) -> dict:
         except RuntimeError: continue
     return {}
 
-# %% ../nbs/14_records.ipynb 41
+
+# %% ../nbs/14_records.ipynb 42
+class JobCollector(Collector):
+    "A `prometheus_client` collector reading a job from outside at each scrape (see above); register it in a registry of your own."
+    def __init__(self, job, buckets=LATENCY_BUCKETS_MS, latency_keys=LATENCY_KEYS, counter_keys=COUNTER_KEYS):
+        self.job, self.buckets = job, tuple(buckets)
+        self.latency_keys, self.counter_keys = tuple(latency_keys), tuple(counter_keys)
+        self.hists: dict[str, RowHistogram] = {}            # latency key -> one observation per row
+        self.lags, self.lag_rows = RowHistogram(range(LAG_BINS)), 0   # every version lag the rows counted
+        self.totals: dict = {}                               # counter key (or "book:<name>") -> highest value seen
+        self.scrapes, self._seen, self._lock = 0, 0, threading.Lock()
+
+    def _rows(self) -> list:
+        rows = getattr(getattr(self.job, "log", None), "rows", None)
+        return rows if isinstance(rows, list) else self.job.metrics().to_dict("records")
+
+    def _take(self, r: dict) -> None:
+        "Fold one row into the histograms."
+        for k in self.latency_keys:
+            v = _num(r.get(k))
+            if v is not None: self.hists.setdefault(k, RowHistogram(self.buckets)).observe(v)
+        counts = [_num(r.get(f"lag_hist_{k}")) for k in range(LAG_BINS)] + [_num(r.get(f"lag_hist_{LAG_BINS}plus"))]
+        if any(c is None for c in counts): return
+        n, mean = sum(counts), _num(r.get("version_lag_mean"))
+        total = mean * n if mean is not None else sum(k * c for k, c in enumerate(counts))
+        self.lags.add_counts(counts, total if n else 0.0); self.lag_rows += 1
+
+    def _up(self, key: str, v) -> float:
+        self.totals[key] = max(float(v), self.totals.get(key, float(v))); return self.totals[key]
+
+    def collect(self):
+        job = self.job
+        with self._lock:
+            rows = self._rows()
+            for r in rows[self._seen:]: self._take(r)        # histograms take each row once
+            self._seen = len(rows)
+            last = dict(rows[-1]) if rows else {}
+            self.scrapes += 1
+            cfg = getattr(job, "config", None)
+            info = GaugeMetricFamily("ddrl_run_info", "The run this endpoint serves (the value is always 1).",
+                                     labels=["name", "status", "algo", "run_dir"])
+            info.add_metric([str(getattr(job, "name", "")), str(getattr(job, "status", "")),
+                             str(getattr(getattr(cfg, "algo", None), "name", "")), str(getattr(job, "run_dir", "") or "")], 1)
+            out = [info]
+            for k, v in last.items():
+                if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)): continue
+                out.append(GaugeMetricFamily(metric_name(k), f"{k} in the newest metrics row", value=float(v)))
+            for k in self.counter_keys:
+                v = _num(last.get(k))
+                if v is not None: out.append(CounterMetricFamily(metric_name(k), f"{k} so far (cumulative, never goes down)", value=self._up(k, v)))
+            books = {k: v for k, v in _copy(getattr(job, "books", None)).items() if _num(v) is not None}
+            if books:
+                fam = CounterMetricFamily("ddrl_books", "The job's books: segments produced, trained, rejected, dropped, lost; restarts.", labels=["book"])
+                for k in sorted(books, key=str): fam.add_metric([str(k)], self._up(f"book:{k}", books[k]))
+                out.append(fam)
+            if self.lag_rows:
+                out.append(self.lags.family("ddrl_version_lag", "Policy-version lag of the experience the rows counted (lag_hist_*; +Inf holds lag_hist_8plus)"))
+            for k, h in self.hists.items():
+                out.append(h.family(metric_name(k) + "_hist", f"{k} over the metrics rows so far (one observation per row, milliseconds)"))
+        yield from out
+
+
+# %% ../nbs/14_records.ipynb 44
 class MetricsServer:
-    "A Prometheus text-format endpoint for a job's metrics, served from a daemon thread (see above)."
+    "A Prometheus endpoint for a job's metrics (text format 0.0.4 by `prometheus-client`), served from a daemon thread (see above)."
     def __init__(self, job, host: str = "127.0.0.1", port: int = 0,   # port 0: a free one (see `.port`, `.url`)
                  buckets=LATENCY_BUCKETS_MS, latency_keys=LATENCY_KEYS):
-        self.job, self.buckets, self.latency_keys = job, tuple(buckets), tuple(latency_keys)
-        self.hists: dict[str, Histogram] = {}
-        self.scrapes, self.error = 0, None
-        self._seen, self._lock, self._stopped = 0, threading.Lock(), False
+        self.job, self.error, self._stopped = job, None, False
+        self.collector = JobCollector(job, buckets, latency_keys)
+        self.registry = CollectorRegistry(auto_describe=False)   # this server's own: never prometheus_client.REGISTRY
+        self.registry.register(self.collector)
         owner = self
         class Handler(http.server.BaseHTTPRequestHandler):
             server_version = "ddrl-lab"
@@ -508,7 +583,7 @@ class MetricsServer:
             def _send(self, code: int, text: str):
                 body = text.encode()
                 self.send_response(code)
-                self.send_header("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+                self.send_header("Content-Type", CONTENT_TYPE_PLAIN_0_0_4)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers(); self.wfile.write(body)
             def log_message(self, *args): pass          # no line per scrape on stderr
@@ -524,39 +599,12 @@ class MetricsServer:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}/metrics"
 
-    def _rows(self) -> list:
-        rows = getattr(getattr(self.job, "log", None), "rows", None)
-        return rows if isinstance(rows, list) else self.job.metrics().to_dict("records")
+    @property
+    def scrapes(self) -> int: return self.collector.scrapes
 
     def render(self) -> str:
-        "The exposition text: run info, a gauge per numeric key of the newest row, the books, latency histograms."
-        job = self.job
-        with self._lock:
-            rows = self._rows()
-            for r in rows[self._seen:]:              # histograms take each row once
-                for k in self.latency_keys:
-                    v = _num(r.get(k))
-                    if v is not None: self.hists.setdefault(k, Histogram(self.buckets)).observe(v)
-            self._seen = len(rows)
-            last = dict(rows[-1]) if rows else {}
-            self.scrapes += 1
-        cfg = getattr(job, "config", None)
-        algo = getattr(getattr(cfg, "algo", None), "name", "")
-        info = dict(name=getattr(job, "name", ""), status=getattr(job, "status", ""), algo=algo, run_dir=getattr(job, "run_dir", "") or "")
-        out = ["# HELP ddrl_run_info The run this endpoint serves (the value is always 1).", "# TYPE ddrl_run_info gauge",
-               "ddrl_run_info{" + ",".join(f'{k}="{_label(v)}"' for k, v in info.items()) + "} 1"]
-        for k, v in last.items():
-            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)): continue
-            name = metric_name(k)
-            out += [f"# HELP {name} {k} in the newest metrics row", f"# TYPE {name} gauge", f"{name} {_value(float(v))}"]
-        books = _copy(getattr(job, "books", None))
-        if books:
-            out += ["# HELP ddrl_books_total The job's books: segments produced, trained, rejected, dropped, lost; restarts.",
-                    "# TYPE ddrl_books_total counter"]
-            out += [f'ddrl_books_total{{book="{_label(k)}"}} {_value(float(v))}' for k, v in sorted(books.items())]
-        for k, h in self.hists.items():
-            out += h.lines(metric_name(k) + "_hist", f"{k} over the metrics rows so far (one observation per row, milliseconds)")
-        return "\n".join(out) + "\n"
+        "The exposition text of this server's registry (what a scrape gets)."
+        return generate_latest(self.registry).decode()
 
     def stop(self) -> None:
         "Stop serving and free the port (idempotent)."
@@ -570,10 +618,11 @@ class MetricsServer:
     def __repr__(self): return f"MetricsServer({self.url!r}, stopped={self._stopped})"
 
 def parse_prometheus(text: str) -> dict:
-    "Samples of a Prometheus text exposition as `{'name{labels}': float}` (comments skipped): enough for tests and quick looks."
+    "Samples of a Prometheus text exposition as `{'name{labels}': float}`, read by `prometheus_client.parser` (which raises on bad text)."
     out = {}
-    for line in text.splitlines():
-        if not line.strip() or line.startswith("#"): continue
-        key, _, value = line.rpartition(" ")
-        out[key] = float(value)
+    for fam in text_string_to_metric_families(text):
+        for s in fam.samples:
+            labels = ",".join(f'{k}="{_label(v)}"' for k, v in s.labels.items())
+            out[s.name + (f"{{{labels}}}" if labels else "")] = s.value
     return out
+
