@@ -9,6 +9,7 @@ import dataclasses
 import difflib
 import hashlib
 import importlib.resources
+import importlib.util
 import json
 import typing
 from dataclasses import dataclass, field
@@ -20,8 +21,8 @@ import yaml
 # %% auto 0
 __all__ = ['SECTIONS', 'ON_POLICY', 'MAX_LEARNERS', 'HASH_EXCLUDES', 'PRESET_DIR', 'setting', 'EnvConfig', 'AlgoConfig',
            'TopologyConfig', 'SyncConfig', 'ChannelConfig', 'ReplayConfig', 'ValidationConfig', 'RunConfig', 'Config',
-           'ConfigError', 'coerce', 'config_from_dict', 'check_consistency', 'config_to_dict', 'parse_override',
-           'apply_overrides', 'config_hash', 'list_presets', 'load_config', 'save_config']
+           'ConfigError', 'coerce', 'config_from_dict', 'check_consistency', 'check_packages', 'config_to_dict',
+           'parse_override', 'apply_overrides', 'config_hash', 'list_presets', 'load_config', 'save_config']
 
 # %% ../nbs/00_config.ipynb 5
 def setting(default, *, choices: tuple = (), lo=None, hi=None, lo_open: bool = False):
@@ -150,6 +151,7 @@ class RunConfig:
     log_interval_s: float = setting(0.5, lo=0.0)  # least time between two metrics rows
     runtime: str = setting("serial", choices=("serial", "ray"))  # in-process, or Ray actors
     ray_address: Optional[str] = None  # existing Ray cluster; None starts a local one
+    tensorboard: bool = False  # also write each metrics row as TensorBoard scalars (step: env_steps) to RUN_DIR/tensorboard/; needs `pip install tensorboard`
     faults: list[str] = setting([])  # fault drills on a schedule: "ENV_STEPS:FAULT[:WORKER[:SECONDS]]", e.g. "20000:kill_worker:0"
 
 # %% ../nbs/00_config.ipynb 9
@@ -270,7 +272,7 @@ def config_from_dict(d: Optional[dict]) -> Config:
             kwargs[key] = v
         sections[sname] = cls(**kwargs)
     cfg = Config(**sections)
-    if not problems: problems = check_consistency(cfg)
+    if not problems: problems = check_consistency(cfg) + check_packages(cfg)
     if problems: raise ConfigError(problems)
     return cfg
 
@@ -306,7 +308,17 @@ def check_consistency(c: Config) -> list[str]:
         p.append(f"algo.loss_reduction = 'sum' applies to impala's V-trace loss (algo.name = {c.algo.name!r} means its losses): set algo.loss_reduction=mean.")
     return p
 
-# %% ../nbs/00_config.ipynb 26
+# %% ../nbs/00_config.ipynb 22
+def check_packages(c: Config) -> list[str]:
+    "Problems with settings that need an optional package this Python cannot import."
+    p = []
+    if c.run.tensorboard and importlib.util.find_spec("tensorboard") is None:
+        p.append("run.tensorboard = true writes TensorBoard event files, but the tensorboard package is not installed: "
+                 "pip install tensorboard, or set run.tensorboard=false.")
+    return p
+
+
+# %% ../nbs/00_config.ipynb 29
 def config_to_dict(c: Config) -> dict:
     "The config as nested plain dicts and lists, ready for YAML or JSON."
     def plain(v): return [plain(x) for x in v] if isinstance(v, (tuple, list)) else v
@@ -332,8 +344,8 @@ def apply_overrides(d: dict, overrides=None) -> dict:
         if isinstance(out[section], dict): out[section][name] = value   # else validation refuses the section
     return out
 
-# %% ../nbs/00_config.ipynb 29
-HASH_EXCLUDES = ("run.out", "run.ray_address")
+# %% ../nbs/00_config.ipynb 32
+HASH_EXCLUDES = ("run.out", "run.ray_address", "run.tensorboard")
 
 def config_hash(c: Config) -> str:
     "Stable SHA-256 (hex) of the config, without the keys in `HASH_EXCLUDES`."
@@ -343,7 +355,7 @@ def config_hash(c: Config) -> str:
         d[s].pop(k, None)
     return hashlib.sha256(json.dumps(d, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
-# %% ../nbs/00_config.ipynb 33
+# %% ../nbs/00_config.ipynb 36
 class _UniqueKeyLoader(yaml.SafeLoader):
     "PyYAML's safe loader, except that a key given twice in one mapping is an error (PyYAML keeps the last one)."
     def construct_mapping(self, node, deep=False):
@@ -381,7 +393,7 @@ def _read_yaml(path: Path) -> dict:
     return d
 
 
-# %% ../nbs/00_config.ipynb 34
+# %% ../nbs/00_config.ipynb 37
 PRESET_DIR = Path(str(importlib.resources.files("ddrl_lab"))) / "configs"
 
 def list_presets() -> dict[str, str]:

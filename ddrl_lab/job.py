@@ -35,7 +35,7 @@ from .replay_shard import ReplayShard, ShardBalancer, route
 from .sync import ParameterServer, SoftWindow
 from .central import CentralLearner, EnvWorker
 from .models import space_problems
-from .metrics import MetricsLog, RowBuilder, json_safe, read_metrics, write_report
+from .metrics import MetricsLog, RowBuilder, TensorBoardLog, json_safe, read_metrics, write_report
 from .runner import EnvRunner
 from .runtime import ActorDied, make_runtime
 
@@ -158,6 +158,7 @@ class Job:
         self.status, self.error, self.run_dir = "created", None, None
         self._disk_full_until = 0.0                # the disk_full drill's end (monotonic clock)
         self.log = MetricsLog(guard=self._disk_guard)
+        self.tensorboard: Optional[TensorBoardLog] = None      # run.tensorboard: the rows as scalars in RUN_DIR/tensorboard/
         self.runtime = self.learner = None
         self.runners: list = []
         self.shards: list = []
@@ -247,6 +248,7 @@ class Job:
             self.rejected_by_worker = Counter({int(k): v for k, v in self.meta.get("rejected_by_worker", {}).items()})
             self.meta.setdefault("resumed", []).append(dict(at=_now(), env_steps=self.log.rows[-1]["env_steps"] if self.log.rows else 0))
             self.meta.update(status="running", end=None)
+        if c.run.tensorboard: self.tensorboard = TensorBoardLog(self.run_dir / "tensorboard", written=len(self.log.rows))
         self._write_meta()
         self.status = "running"
         atexit.register(_stop_at_exit, weakref.ref(self))
@@ -884,6 +886,9 @@ class Job:
                                        **{f"worker_{w}_env_steps": n for w, n in sorted(self.steps_by_worker.items())},
                                        **{f"knob_{k}": v for k, v in self.knobs.items()}))
         self._last_row, self._rowed_at = time.monotonic(), (self._rows.updates, b["produced"])
+        if self.tensorboard is not None:
+            try: self._disk_guard(); self.tensorboard.write(self.log.rows)
+            except OSError: pass                 # (the disk_full drill) these rows go out with the next ones
 
     def _replay_metrics(self) -> dict:
         "Replay size and capacity over all shards (a shard that does not answer in time is left out of this row)."
@@ -918,6 +923,9 @@ class Job:
             if self.run_dir is not None:
                 self._disk_full_until = 0.0          # records at the end are written whatever a drill said
                 self.log.flush()                     # rows kept back by a failing disk
+                if self.tensorboard is not None:
+                    try: self.tensorboard.write(self.log.rows); self.tensorboard.close()
+                    except Exception as e: self.meta["tensorboard_error"] = repr(e)
                 if self.rejections:
                     (self.run_dir / "rejections.jsonl").write_text("".join(json.dumps(json_safe(r)) + "\n" for r in self.rejections))
                 self._write_meta()

@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 # %% auto 0
-__all__ = ['ROW_KEYS', 'RATE_MIN_S', 'LAG_BINS', 'RowBuilder', 'json_safe', 'MetricsLog', 'read_metrics', 'report_figure',
-           'summarize', 'write_report']
+__all__ = ['ROW_KEYS', 'RATE_MIN_S', 'LAG_BINS', 'RowBuilder', 'json_safe', 'MetricsLog', 'read_metrics', 'TensorBoardLog',
+           'report_figure', 'summarize', 'write_report']
 
 # %% ../nbs/10_metrics.ipynb 4
 ROW_KEYS = ("time_s", "env_steps", "env_steps_per_s", "learner_updates", "policy_version", "episode_return_mean",
@@ -128,6 +128,30 @@ def read_metrics(path) -> pd.DataFrame:
     return pd.DataFrame([json.loads(l) for l in lines if l.strip()])
 
 # %% ../nbs/10_metrics.ipynb 17
+class TensorBoardLog:
+    "The metrics rows as TensorBoard scalars in `logdir`: one tag per numeric row key, step = the row's `env_steps`."
+    def __init__(self, logdir, written: int = 0, flush_secs: int = 5):   # written: rows of `rows` already written (resume)
+        from torch.utils.tensorboard import SummaryWriter     # needs the tensorboard package (see run.tensorboard)
+        self.logdir, self.written, self.closed = Path(logdir), written, False
+        self.writer = SummaryWriter(log_dir=str(self.logdir), flush_secs=flush_secs)
+
+    def write(self, rows: list) -> int:
+        "Write the rows of `rows` not written yet; how many."
+        new = rows[self.written:]
+        for r in new:
+            step = int(r.get("env_steps") or 0)
+            for k, v in r.items():
+                if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not math.isfinite(v): continue
+                self.writer.add_scalar(str(k), float(v), global_step=step)
+        self.written += len(new)
+        return len(new)
+
+    def close(self) -> None:
+        "Flush and close the event file (idempotent)."
+        if not self.closed: self.closed = True; self.writer.close()
+
+
+# %% ../nbs/10_metrics.ipynb 20
 def report_figure(df: pd.DataFrame, title: str = ""):
     "Return curve and throughput, one above the other."
     import plotly.graph_objects as go

@@ -42,7 +42,7 @@ __all__ = ['DIFF_IGNORE', 'SEED_KEYS', 'HEADLINE_KEYS', 'INJECTED_HEADER', 'LATE
            'JobCollector', 'MetricsServer', 'parse_prometheus']
 
 # %% ../nbs/14_records.ipynb 5
-DIFF_IGNORE = ("run.out", "run.ray_address")   # where a run was written, not what it ran
+DIFF_IGNORE = ("run.out", "run.ray_address", "run.tensorboard")   # where and how a run was recorded, not what it ran
 
 def flat_config(cfg) -> dict:
     "A `Config`, or the nested dict of a `config.yaml`, as one flat `{'section.key': value}` dict (a flat dict stays as it is)."
