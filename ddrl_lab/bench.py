@@ -570,17 +570,17 @@ def bench_atari(rec: Recorder) -> None:
     sb3 = True
     for i in range(rec.repeats):
         rec.say(f"  repeat {i + 1}/{rec.repeats}")
-        rec.measure(ceiling, "frames/s", lambda: 4 * native_pool_rate(env, S))
-        rec.measure(wrappers, "frames/s", lambda: 4 * native_pool_rate(dataclasses.replace(env, vectorization="inline"), S))
+        rec.measure(ceiling, "frames/s", lambda: env.frame_skip * native_pool_rate(env, S))
+        rec.measure(wrappers, "frames/s", lambda: env.frame_skip * native_pool_rate(dataclasses.replace(env, vectorization="inline"), S))
         for label, (preset, ov) in ATARI_TOPOLOGIES.items():
             def job_rate():
                 r = run_job_for(preset, {**ov, "run.seed": i, "run.log_interval_s": 1.0}, D)
                 cfg = _cfg(preset, ov)
                 trained = r.get("trained_segments_per_s", 0) * cfg.algo.segment_length * cfg.env.num_envs
-                return 4 * (trained or r["env_steps_per_s"])
+                return cfg.env.frame_skip * (trained or r["env_steps_per_s"])
             rec.measure(label, "frames/s", job_rate)
         if sb3:
-            try: rec.add(peer, 4 * sb3_pong_rate(D, seed=i), "frames/s")
+            try: rec.add(peer, 4 * sb3_pong_rate(D, seed=i), "frames/s")   # its AtariWrapper skips 4 frames
             except ImportError as e: sb3 = False; rec.na(peer, f"{e}: pip install stable-baselines3 to measure the peer")
     rec.ratio("native pool / gymnasium wrappers", ceiling, wrappers)
     for label in ATARI_TOPOLOGIES:

@@ -151,7 +151,7 @@ class CentralLearner:
             tr.incarnation = s["incarnation"]
         obs = np.concatenate([s["obs"] for s in steps])
         model = self.learner.model
-        with torch.no_grad():                          # the learner's own parameters, read in place
+        with torch.no_grad(), self.learner.autocast():   # the learner's own parameters, read in place (bf16 as it trains)
             action, logp = model.act(torch.as_tensor(obs, device=self.learner.device), self.gen)
             logp = logp.float().cpu().numpy(); action = action.cpu().numpy()
         out, start = [], 0

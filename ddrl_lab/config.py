@@ -348,11 +348,12 @@ def apply_overrides(d: dict, overrides=None) -> dict:
 HASH_EXCLUDES = ("run.out", "run.ray_address", "run.tensorboard")
 
 def config_hash(c: Config) -> str:
-    "Stable SHA-256 (hex) of the config, without the keys in `HASH_EXCLUDES`."
-    d = config_to_dict(c)
+    "Stable SHA-256 (hex) of the config, without the keys in `HASH_EXCLUDES` and without keys at their default value."
+    d, defaults = config_to_dict(c), config_to_dict(Config())
     for key in HASH_EXCLUDES:
         s, _, k = key.partition(".")
         d[s].pop(k, None)
+    d = {s: {k: v for k, v in keys.items() if v != defaults[s].get(k)} for s, keys in d.items()}
     return hashlib.sha256(json.dumps(d, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 # %% ../nbs/00_config.ipynb 36

@@ -187,7 +187,9 @@ class AtariPool:
         final = info["final_obs"] if done.any() else obs
         return PoolStep(obs, np.sign(real) if self.clip else real, term, trunc & ~term, final, ep_ret, ep_len)
 
-    def close(self) -> None: self.vec.close()
+    def close(self) -> None:
+        "Free the emulators and their threads now (ale-py 0.12's vector env has no close of its own: they live until collected)."
+        if self.vec is not None: self.vec.ale = None; self.vec = None
 
 # %% ../nbs/01_envs.ipynb 18
 IPC_OVERHEAD_S = 250e-6   # one AsyncVectorEnv step round trip with trivial envs, measured here (bench/envs.py)
@@ -299,9 +301,9 @@ def env_problems(cfg: EnvConfig, validation=None) -> list[str]:
             gym.spec(name)
             if cfg.backend == "ale" and not name.startswith("ALE/"):
                 return [f"env.id = {cfg.id!r} is not an Atari game: env.backend = 'ale' takes ids like 'ALE/Pong-v5'."]
-            return atari_problems(cfg, validation) if cfg.backend == "ale" else []
+            return atari_problems(cfg, validation)
         except gym.error.Error: known = list(gym.registry)
-    if cfg.id in known: return []
+    if cfg.id in known: return atari_problems(cfg)      # (which, for a torch env, only refuses the ale-only keys)
     close = difflib.get_close_matches(cfg.id, known, n=3)
     hint = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
     return [f"env.id = {cfg.id!r} is not a registered {cfg.backend} environment{hint}."]
@@ -310,6 +312,7 @@ def env_problems(cfg: EnvConfig, validation=None) -> list[str]:
 def atari_problems(cfg: EnvConfig, validation=None) -> list[str]:
     "Problems with the Atari settings of `cfg` for its pool, and with `validation` ranges no Atari segment could pass, or []."
     p = []
+    if cfg.backend != "ale": return [f"env.{k} = true applies to env.backend = 'ale' only (got {cfg.backend!r}): set env.{k}=false." for k in ("clip_rewards", "fire_reset") if getattr(cfg, k)]
     if not uses_native_ale(cfg):
         why = "env.episodic_life = true" if cfg.episodic_life else f"env.vectorization = {cfg.vectorization!r}"
         for key in ("clip_rewards", "fire_reset"):

@@ -141,8 +141,9 @@ class EnvRunner(DrillKnobs):
         "Continue from `state_dict()` (the weights come with the next `collect`, whatever their version)."
         self.seq, self.env_steps, self.episodes = sd["seq"], sd["env_steps"], sd["episodes"]
         if "gen" in sd: self.gen.set_state(sd["gen"])
-        if "tainted" in sd: self.taint.tainted = np.array(sd["tainted"], bool)
-        if "pool" in sd: self.pool.load_state_dict(sd["pool"]); self.obs = sd["obs"].numpy().copy()
+        if "pool" in sd:                  # the envs continue their episodes, and with them what tainted them
+            self.pool.load_state_dict(sd["pool"]); self.obs = sd["obs"].numpy().copy()
+            if "tainted" in sd: self.taint.tainted = np.array(sd["tainted"], bool)
     def close(self) -> None: self.pool.close()
 
 # %% ../nbs/08_runner.ipynb 6

@@ -81,3 +81,16 @@ def test_shadow_study_rejects_a_bad_value(tmp_path):
 
 def test_shadow_study_rejects_different_seeds(tmp_path):
     rejects("shadow", tmp_path, "run.seed differs (a: 0, b: 1)", overrides_b={"run.seed": 1})
+
+
+def test_atari_study(tmp_path):
+    "Pong by topology, two of them for a few seconds each: both run, the table and the plots are there."
+    text = execute("atari", tmp_path, topologies=["ppo-co-located", "impala-co-located"], minutes=0.3,
+                   out=str(tmp_path / "runs"))
+    statuses = run_statuses(tmp_path / "runs")
+    assert statuses == {"atari-ppo-co-located": "stopped", "atari-impala-co-located": "stopped"}, statuses
+    assert "frames_per_s" in text and "Pong: return against frames" in text
+
+
+def test_atari_study_rejects_a_bad_topology(tmp_path):
+    rejects("atari", tmp_path, "topologies = ['impala-decoupld']: expected a non-empty list of", topologies=["impala-decoupld"])
