@@ -20,7 +20,7 @@ import torch
 from .codecs import Encoded, get_codec
 from .config import Config, config_hash
 from .losses import gae, ppo_loss
-from .models import build_model, build_q_model, get_weights, set_weights
+from .models import bf16_autocast, build_model, build_q_model, get_weights, set_weights
 from .replay_shard import merge_samples
 from .segments import Segment, concat_segments, validate_segment
 from .targets import double_q_values, dqn_loss, vtrace_loss
@@ -110,7 +110,7 @@ class Learner:
     # -- the optimizer step ---------------------------------------------------------------------
     def autocast(self):
         "bf16 autocast for forward passes when `algo.bf16` is set (else a no-op)."
-        return torch.autocast(self.device.type, dtype=torch.bfloat16) if self.a.bf16 else contextlib.nullcontext()
+        return bf16_autocast(self.a.bf16, self.device.type)
 
     def current_lr(self) -> float:
         lr = self.knobs["lr"]

@@ -14,8 +14,9 @@ from torch import nn
 from torch.distributions import Categorical
 
 # %% auto 0
-__all__ = ['TORSOS', 'layer_init', 'resolve_torso', 'torso_problems', 'torso_layers', 'prepare_obs', 'sample_rows', 'ActorCritic',
-           'QNetwork', 'space_problems', 'build_model', 'build_q_model', 'get_weights', 'set_weights']
+__all__ = ['TORSOS', 'layer_init', 'resolve_torso', 'torso_problems', 'torso_layers', 'prepare_obs', 'bf16_autocast',
+           'sample_rows', 'ActorCritic', 'QNetwork', 'space_problems', 'build_model', 'build_q_model', 'get_weights',
+           'set_weights']
 
 # %% ../nbs/05_models.ipynb 5
 def layer_init(layer: nn.Module, std: float = np.sqrt(2), bias: float = 0.0) -> nn.Module:
@@ -63,6 +64,11 @@ def prepare_obs(obs: torch.Tensor, scale: float = 1.0, channels_last: bool = Fal
     "Observations as float, times `scale`; image batches in the channels-last layout if asked."
     x = obs.float() * scale if scale != 1.0 else obs.float()
     return x.contiguous(memory_format=torch.channels_last) if channels_last and x.dim() == 4 else x
+
+def bf16_autocast(enabled: bool, device_type: str = "cpu"):
+    "bfloat16 autocast on `device_type` when `enabled` (learners and workers with `algo.bf16`), else a no-op."
+    import contextlib
+    return torch.autocast(device_type, dtype=torch.bfloat16) if enabled else contextlib.nullcontext()
 
 # %% ../nbs/05_models.ipynb 13
 def sample_rows(probs: torch.Tensor, generator: Optional[torch.Generator] = None) -> torch.Tensor:

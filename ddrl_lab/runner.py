@@ -15,7 +15,7 @@ import torch
 
 from .config import Config
 from .envs import env_seeds, make_env_pool
-from .models import build_model, build_q_model, set_weights
+from .models import bf16_autocast, build_model, build_q_model, set_weights
 from .codecs import Encoded, get_codec
 from .segments import Segment, validate_segment
 
@@ -100,8 +100,7 @@ class EnvRunner(DrillKnobs):
 
     def autocast(self):
         "bf16 autocast for inference when `algo.bf16` is set, as the learner's forward passes are (same numbers, half the cost)."
-        import contextlib
-        return torch.autocast("cpu", dtype=torch.bfloat16) if self.cfg.algo.bf16 and self._device is None else contextlib.nullcontext()
+        return bf16_autocast(self.cfg.algo.bf16 and self._device is None)
 
     def produce(self, weights: dict) -> tuple[dict, Optional[Encoded]]:
         "One segment, validated before it leaves the worker and encoded with `channel.codec`: `(meta, encoded)`, `None` if rejected."
