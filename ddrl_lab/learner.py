@@ -5,7 +5,6 @@
 # %% ../nbs/07_learner.ipynb 2
 from __future__ import annotations
 
-import contextlib
 import copy
 import time
 import uuid
