@@ -5,8 +5,9 @@ __version__ = "0.1.0"
 
 from ddrl_lab.config import Config, ConfigError, load_config, list_presets
 from ddrl_lab.job import Job
+from ddrl_lab.doctor import diagnose_run
 
-__all__ = ["Config", "ConfigError", "Dashboard", "Job", "MetricsServer", "Progress", "compare", "load_config", "list_presets", "shadow"]
+__all__ = ["Config", "ConfigError", "Dashboard", "Job", "MetricsServer", "Progress", "compare", "diagnose_run", "load_config", "list_presets", "shadow"]
 
 
 def __getattr__(name: str):

@@ -58,6 +58,7 @@ class Channel:
     # -- producer and consumer: put blocks while throttled; get waits until it can serve ----
     def _wait_room(self, timeout: Optional[float]) -> bool:
         if self._throttled():
+            if timeout == 0: return False   # a poll: whoever polls counts the hold-up once it ends (`note_throttled`)
             self.throttle_events += 1
             t0 = self.clock()
             ok = self._cv.wait_for(lambda: not self._throttled(), timeout)

@@ -20,9 +20,10 @@ import yaml
 
 # %% auto 0
 __all__ = ['SECTIONS', 'ON_POLICY', 'MAX_LEARNERS', 'HASH_EXCLUDES', 'PRESET_DIR', 'setting', 'EnvConfig', 'AlgoConfig',
-           'TopologyConfig', 'SyncConfig', 'ChannelConfig', 'ReplayConfig', 'ValidationConfig', 'RunConfig', 'Config',
-           'ConfigError', 'coerce', 'config_from_dict', 'check_consistency', 'check_packages', 'config_to_dict',
-           'parse_override', 'apply_overrides', 'config_hash', 'list_presets', 'load_config', 'save_config']
+           'TopologyConfig', 'SyncConfig', 'ChannelConfig', 'ReplayConfig', 'ValidationConfig', 'RunConfig',
+           'CriteriaConfig', 'Config', 'ConfigError', 'coerce', 'config_from_dict', 'check_consistency',
+           'check_packages', 'config_to_dict', 'parse_override', 'apply_overrides', 'config_hash', 'list_presets',
+           'load_config', 'save_config']
 
 # %% ../nbs/00_config.ipynb 5
 def setting(default, *, choices: tuple = (), lo=None, hi=None, lo_open: bool = False):
@@ -154,6 +155,16 @@ class RunConfig:
     tensorboard: bool = False  # also write each metrics row as TensorBoard scalars (step: env_steps) to RUN_DIR/tensorboard/; needs `pip install tensorboard`
     faults: list[str] = setting([])  # fault drills on a schedule: "ENV_STEPS:FAULT[:WORKER[:SECONDS]]", e.g. "20000:kill_worker:0"
 
+@dataclass
+class CriteriaConfig:
+    "Success criteria a deployment is checked against, on every metrics row (see `ddrl_lab.doctor`); None: not checked."
+    min_env_steps_per_s: Optional[float] = setting(None, lo=0.0, lo_open=True)  # env steps per second, at least
+    max_version_lag_p95: Optional[float] = setting(None, lo=0.0)  # 95th percentile of the row's version lags, at most
+    max_inference_latency_ms_p99: Optional[float] = setting(None, lo=0.0, lo_open=True)  # central inference: p99 latency (ms), at most
+    max_throttled_fraction: Optional[float] = setting(None, lo=0.0, hi=1.0)  # share of the workers' time held back by the channel, at most
+    min_learner_busy_fraction: Optional[float] = setting(None, lo=0.0, hi=1.0)  # share of wall time the learner spends in updates, at least
+
+
 # %% ../nbs/00_config.ipynb 9
 @dataclass
 class Config:
@@ -166,6 +177,7 @@ class Config:
     replay: ReplayConfig = field(default_factory=ReplayConfig)
     validation: ValidationConfig = field(default_factory=ValidationConfig)
     run: RunConfig = field(default_factory=RunConfig)
+    criteria: CriteriaConfig = field(default_factory=CriteriaConfig)
 
 SECTIONS: dict[str, type] = {f.name: f.default_factory for f in dataclasses.fields(Config)}
 
@@ -345,14 +357,15 @@ def apply_overrides(d: dict, overrides=None) -> dict:
     return out
 
 # %% ../nbs/00_config.ipynb 32
-HASH_EXCLUDES = ("run.out", "run.ray_address", "run.tensorboard")
+HASH_EXCLUDES = ("run.out", "run.ray_address", "run.tensorboard", "criteria")   # a name without a dot: the whole section
 
 def config_hash(c: Config) -> str:
     "Stable SHA-256 (hex) of the config, without the keys in `HASH_EXCLUDES` and without keys at their default value."
     d, defaults = config_to_dict(c), config_to_dict(Config())
     for key in HASH_EXCLUDES:
         s, _, k = key.partition(".")
-        d[s].pop(k, None)
+        if k: d[s].pop(k, None)
+        else: d.pop(s, None)
     d = {s: {k: v for k, v in keys.items() if v != defaults[s].get(k)} for s, keys in d.items()}
     return hashlib.sha256(json.dumps(d, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 

@@ -20,11 +20,12 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .config import load_config
+from .doctor import CRITERIA, CriteriaCheck
 from .metrics import read_metrics
 
 # %% auto 0
 __all__ = ['LOG_KNOBS', 'FIG_WIDTH', 'FIG_HEIGHT', 'slider_bounds', 'knob_slider', 'spread', 'rate', 'lag_columns',
-           'worker_columns', 'make_figures', 'Dashboard']
+           'worker_columns', 'make_figures', 'Dashboard', 'criteria_strip']
 
 # %% ../nbs/13_dashboard.ipynb 5
 LOG_KNOBS = ("lr",)   # knobs whose slider moves on a log10 scale
@@ -180,7 +181,7 @@ class Dashboard:
             self._lag_cols = None if K is None else [f"lag_hist_{k}" for k in range(K)] + [f"lag_hist_{K}plus"]
         labels = None if self._lag_cols is None else [c[len("lag_hist_"):].replace("plus", "+") for c in self._lag_cols]
         self.figures = make_figures(self.config.topology.num_workers, channel, replay, labels)
-        self.status, self.message = W.HTML(), W.HTML()
+        self.status, self.criteria, self.message = W.HTML(), W.HTML(), W.HTML()
         self.specs = self.job.knob_specs() if self.job is not None else {}
         self.sliders = {name: knob_slider(name, spec) for name, spec in self.specs.items()}
         for name, s in self.sliders.items(): s.observe(self._on_slider(name), names="value")
@@ -198,7 +199,7 @@ class Dashboard:
         else:
             self.stop_button = None
         wrap = W.Layout(display="flex", flex_flow="row wrap", align_items="center")
-        parts = [self.status, self.message]
+        parts = [self.status, self.criteria, self.message]
         if self.job is not None:
             parts += [W.Box(list(self.sliders.values()), layout=wrap),
                       W.HBox([self.stop_button, self.fault, self.fault_worker, self.inject_button])]
@@ -356,6 +357,7 @@ class Dashboard:
                  f"policy v{_fmt(last.get('policy_version'), '.0f')}", f"run dir <code>{html.escape(str(self.run_dir))}</code>"]
         if self.error: parts.append("<span style='color:crimson'>dashboard error: see dash.error</span>")
         self.status.value = " · ".join(parts)
+        self.criteria.value = criteria_strip(self.config.criteria, last)
 
     # -- the polling thread ----------------------------------------------------------------------
     def _poll(self) -> None:
@@ -384,4 +386,16 @@ class Dashboard:
         "Stop polling and close the widgets (the job keeps running)."
         self._closed.set()
         if self._thread is not None and self._thread is not threading.current_thread(): self._thread.join(5)
-        for w in [*self.controls, *self.figures.values(), self.status, self.message, *self.widget.children, self.widget]: w.close()
+        for w in [*self.controls, *self.figures.values(), self.status, self.criteria, self.message, *self.widget.children, self.widget]: w.close()
+
+# %% ../nbs/13_dashboard.ipynb 16
+def criteria_strip(criteria, row: dict) -> str:
+    "HTML: one chip per criterion set in `criteria`, judged on `row` (red when broken, with the rows broken so far)."
+    chips = []
+    for name, bound, value, broken, rows in CriteriaCheck(criteria).status(row):
+        side = "≥" if CRITERIA[name][1] == "min" else "≤"
+        color = "crimson" if broken else "seagreen"
+        tail = f" · broken in {rows} rows" if rows else ""
+        chips.append(f"<span style='color:{color}' title='criteria.{name}'>{'✗' if broken else '✓'} {html.escape(CRITERIA[name][0])} "
+                     f"{_fmt(value, '.3g')} ({side} {bound:g}){tail}</span>")
+    return " &nbsp; ".join(chips)

@@ -34,6 +34,7 @@ from .learner import learner_class, newest_checkpoint
 from .replay_shard import ReplayShard, ShardBalancer, route
 from .sync import ParameterServer, SoftWindow
 from .central import CentralLearner, EnvWorker
+from .doctor import CriteriaCheck, Diagnosis, diagnose
 from .models import space_problems
 from .metrics import MetricsLog, RowBuilder, TensorBoardLog, json_safe, read_metrics, write_report
 from .runner import EnvRunner
@@ -338,19 +339,21 @@ class Job:
     # -- the two loops ----------------------------------------------------------------------
     def _loop(self) -> None:
         c = self.config
-        self._rows, self._last_row, self._rowed_at = RowBuilder(c.run.return_window), None, (0, 0)
+        self._rows, self._last_row, self._rowed_at = RowBuilder(c.run.return_window, learners=max(1, len(self.learners))), None, (0, 0)
+        self._criteria = CriteriaCheck(c.criteria, c.topology.num_workers, self.log.rows[-1] if self._resume is not None and self.log.rows else None)
         driver = (self._resume or {}).get("driver")
         if driver:                                               # the counters go on from the checkpoint
             r = self._rows
             r.env_steps, r.updates, r.version, r.episodes = driver["env_steps"], driver["updates"], driver["version"], driver["episodes"]
             r.rejected, r.restarts, r._last_steps = driver["rejected"], driver["restarts"], r.env_steps
-            r.poisoned = driver.get("poisoned", 0)
+            r.poisoned = driver.get("poisoned", 0); r.timers.update(driver.get("timers", {}))
             r.returns.extend(driver["returns"])
             self.steps_by_worker = Counter({int(w): n for w, n in driver.get("steps_by_worker", {}).items()})
         elif self._resume is not None and self.log.rows:        # an older checkpoint: the counters go on from the last row written
             last, r = self.log.rows[-1], self._rows
             r.env_steps, r.updates, r.version = int(last["env_steps"]), int(last["learner_updates"]), int(last["policy_version"])
             r.restarts, r.rejected, r._last_steps = int(last.get("worker_restarts") or 0), int(last.get("rejected_segments") or 0), r.env_steps
+            r.timers.update({k: float(last[k]) for k in r.timers if last.get(k) is not None})
         if self._resume is not None and self.log.rows:          # the clock goes on from the last row written
             r = self._rows; r.t0 -= float(self.log.rows[-1]["time_s"]); r._last_t = r.t0 + float(self.log.rows[-1]["time_s"])
         if self.central: self._loop_central()
@@ -804,6 +807,7 @@ class Job:
         for k in ("episode_returns", "version_lags", "dropped_lags", "rejections"): out[k] = [x for i in infos for x in i.get(k, [])]
         stats = {k for i in infos for k, v in i.items() if isinstance(v, float)}
         out.update({k: float(np.mean([i[k] for i in infos if k in i])) for k in stats})
+        out.update({k: sum(i.get(k, 0.0) for i in infos) for k in ("update_s", "decode_s")})   # the learners' time adds up
         out.update(policy_version=server["policy_version"], incarnation=server["incarnation"], restored_from=server["restored_from"])
         return out
 
@@ -861,7 +865,7 @@ class Job:
         rows.add(info)
         done = final or (c.run.target_return is not None and rows.return_mean >= c.run.target_return) \
             or rows.env_steps >= c.run.total_env_steps
-        self._stats = {k: v for k, v in info.items() if isinstance(v, float)}
+        self._stats = {k: v for k, v in info.items() if isinstance(v, float) and k not in ("update_s", "decode_s")}   # (those: in the timers)
         if done or self._last_row is None or time.monotonic() - self._last_row >= c.run.log_interval_s: self._row()
         if c.run.checkpoint_every and rows.updates % c.run.checkpoint_every == 0: self._checkpoint()
         return done
@@ -878,13 +882,13 @@ class Job:
             extra["lost_transitions"] = self.books["lost_transitions"]
         extra.update(self._plane_row())
         b = self.books
-        self.log.append(self._rows.row(**getattr(self, "_stats", {}), **extra, produced_segments=b["produced"],
+        self.log.append(self._criteria(self._rows.row(**getattr(self, "_stats", {}), **extra, produced_segments=b["produced"],
                                        trained_segments=b["trained"], dropped_stale=b["dropped_stale"],
                                        dropped_segments=b["dropped_stale"] + b["dropped_stop"], lost_segments=b["lost_in_flight"] + b["lost_with_learner"],
                                        learner_restarts=b["learner_restarts"], checkpoint_failures=b["checkpoint_failures"],
                                        metrics_write_failures=self.log.write_failures,
                                        **{f"worker_{w}_env_steps": n for w, n in sorted(self.steps_by_worker.items())},
-                                       **{f"knob_{k}": v for k, v in self.knobs.items()}))
+                                       **{f"knob_{k}": v for k, v in self.knobs.items()})))
         self._last_row, self._rowed_at = time.monotonic(), (self._rows.updates, b["produced"])
         if self.tensorboard is not None:
             try: self._disk_guard(); self.tensorboard.write(self.log.rows)
@@ -974,7 +978,7 @@ class Job:
         if r is None: return {}                          # the loop never started: nothing to go on from
         d = dict(books=dict(self.books), env_steps=r.env_steps, updates=r.updates, version=r.version, episodes=r.episodes,
                  rejected=r.rejected, restarts=r.restarts, returns=[float(x) for x in r.returns], poisoned=r.poisoned,
-                 steps_by_worker={str(w): n for w, n in self.steps_by_worker.items()})
+                 steps_by_worker={str(w): n for w, n in self.steps_by_worker.items()}, timers=dict(r.timers))
         if not self.central and self.runners:
             try: d["runners"] = self.runtime.get([self.runtime.call(w, "state_dict") for w in self.runners], timeout=5.0)
             except Exception: pass                       # a worker restarting: the resume starts all workers afresh
@@ -1106,6 +1110,10 @@ class Job:
     def metrics(self) -> pd.DataFrame:
         "The metrics rows so far."
         return self.log.frame()
+
+    def diagnose(self) -> Diagnosis:
+        "The doctor's four stages (data, versions, communication, algorithm) over the rows so far, live or finished."
+        return diagnose(self.metrics(), self.config, self.meta, list(self.rejections), run=str(self.run_dir or self.name))
 
     def __repr__(self): return f"Job({self.name!r}, status={self.status!r}, run_dir={str(self.run_dir)!r})"
 

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 import time
 import uuid
 from collections import Counter, deque
@@ -25,8 +26,8 @@ from .segments import Segment, concat_segments, validate_segment
 from .targets import double_q_values, dqn_loss, vtrace_loss
 
 # %% auto 0
-__all__ = ['LEARNERS', 'newest_checkpoint', 'resolve_device', 'make_optimizer', 'bootstrap_values', 'Learner', 'PPOLearner',
-           'IMPALALearner', 'DQNLearner', 'learner_class']
+__all__ = ['LEARNERS', 'newest_checkpoint', 'resolve_device', 'make_optimizer', 'bootstrap_values', 'timed', 'Learner',
+           'PPOLearner', 'IMPALALearner', 'DQNLearner', 'learner_class']
 
 # %% ../nbs/07_learner.ipynb 4
 def newest_checkpoint(checkpoint_dir) -> Optional[Path]:
@@ -55,7 +56,18 @@ def bootstrap_values(values: torch.Tensor, next_value: torch.Tensor, final_value
     nv[terminated.reshape(-1)] = 0.0
     return nv.reshape(values.shape)
 
-# %% ../nbs/07_learner.ipynb 9
+# %% ../nbs/07_learner.ipynb 10
+def timed(method):
+    "A learner method whose result (a dict) gets `update_s`: the call's wall time, in seconds."
+    @functools.wraps(method)
+    def call(self, *args, **kwargs):
+        t0 = time.perf_counter()
+        out = method(self, *args, **kwargs)
+        if isinstance(out, dict): out["update_s"] = time.perf_counter() - t0
+        return out
+    return call
+
+# %% ../nbs/07_learner.ipynb 11
 class Learner:
     "The shared part of every learner: versions, knobs, validation, the optimizer step, gradients in and out, checkpoints."
     KNOBS: tuple = ("lr",)
@@ -222,6 +234,7 @@ class Learner:
             self.rejections.append(dict(worker_id=s.worker_id, seq=s.seq, policy_version=s.policy_version, reason=reason))
         return good
 
+    @timed
     def update(self, *segments, max_staleness: Optional[int] = None, version_floor: Optional[int] = None) -> dict:
         """Decode and validate `segments` (`None`s, already rejected by their workers, are skipped), drop those
         staler than `max_staleness`, train on the rest. `version_floor` (the last version the driver saw) keeps
@@ -238,6 +251,7 @@ class Learner:
         info["policy_version"], info["incarnation"], info["restored_from"] = self.version, self.incarnation, self.restored_from
         return info
 
+    @timed
     def gradients(self, weights: Optional[dict], *segments, max_staleness: Optional[int] = None) -> dict:
         """Parameter-server mode: load `weights`, then the gradient of this algorithm's loss on the accepted
         `segments` (`grads`, one array per parameter, or None if nothing was accepted), with the version it was
@@ -254,6 +268,7 @@ class Learner:
         info["incarnation"], info["restored_from"] = self.incarnation, self.restored_from
         return info
 
+    @timed
     def local_round(self, weights: Optional[dict], *segments, steps: int = 1) -> dict:
         """Soft sync: load `weights`, take `steps` local updates, each on the next equal group of `segments`, and
         return the parameter `delta` since the start, with the base version it started from. (Segments come
@@ -273,7 +288,9 @@ class Learner:
 
     def _intake(self, segments, max_staleness: Optional[int]) -> tuple[dict, list]:
         "Decode, validate and staleness-check segments: the accounting part of an update, and the good segments."
+        t0 = time.perf_counter()
         segments = self._decoded(segments)
+        decode_s = time.perf_counter() - t0
         valid = self._accept(segments)
         fresh = lambda s: max_staleness is None or self.version - s.policy_version <= max_staleness
         good, stale = [s for s in valid if fresh(s)], [s for s in valid if not fresh(s)]
@@ -282,7 +299,8 @@ class Learner:
                     version_lags=[self.version - s.policy_version for s in good],
                     dropped_lags=[self.version - s.policy_version for s in stale],
                     episode_returns=[float(r) for s in good for r in s.episode_returns],
-                    rejections=list(self.rejections)[-(len(segments) - len(valid)):] if len(segments) > len(valid) else [])
+                    rejections=list(self.rejections)[-(len(segments) - len(valid)):] if len(segments) > len(valid) else [],
+                    decode_s=decode_s)
         return info, good
 
     def _train(self, b: Segment) -> dict:
@@ -341,7 +359,7 @@ class Learner:
         self.load_state_dict(sd, version_floor)
         return self.version
 
-# %% ../nbs/07_learner.ipynb 11
+# %% ../nbs/07_learner.ipynb 13
 class PPOLearner(Learner):
     "Consumes segments, takes PPO steps, and publishes versioned weights."
     KNOBS = ("lr", "ent_coef", "clip_coef", "epochs")
@@ -368,7 +386,7 @@ class PPOLearner(Learner):
     def batch_loss(self, *segments) -> tuple[torch.Tensor, dict]:
         return self._loss(self._advantages(concat_segments(self._decoded(segments))), slice(None))
 
-# %% ../nbs/07_learner.ipynb 13
+# %% ../nbs/07_learner.ipynb 15
 class IMPALALearner(Learner):
     "Consumes (possibly stale) segments and takes V-trace actor-critic steps."
     KNOBS = ("lr", "ent_coef", "epochs")
@@ -396,7 +414,7 @@ class IMPALALearner(Learner):
     def batch_loss(self, *segments) -> tuple[torch.Tensor, dict]:
         return self._loss(self._tensors(concat_segments(self._decoded(segments))), slice(None))
 
-# %% ../nbs/07_learner.ipynb 15
+# %% ../nbs/07_learner.ipynb 17
 class DQNLearner(Learner):
     "Learns Q-values from replay samples (double-Q, n-step, Huber, importance weights), with a target network."
     KNOBS = ("lr", "target_update_every")
@@ -441,6 +459,7 @@ class DQNLearner(Learner):
         b = self.cfg.replay.beta
         return b + (1 - b) * min(1.0, self.env_steps / self.cfg.run.total_env_steps)
 
+    @timed
     def update(self, *batches, env_steps: Optional[int] = None, shares: Optional[list] = None,
                version_floor: Optional[int] = None) -> dict:
         """One gradient step per `batch_size` items of the sampled `batches` (pieces from several shards are mixed);
@@ -489,7 +508,7 @@ class DQNLearner(Learner):
         if not hasattr(self, "target"): self.target = copy.deepcopy(self.model)
         self.target.load_state_dict(sd["target"]); self.synced_at = sd["synced_at"]
 
-# %% ../nbs/07_learner.ipynb 16
+# %% ../nbs/07_learner.ipynb 18
 LEARNERS = {"ppo": PPOLearner, "impala": IMPALALearner, "dqn": DQNLearner}
 
 def learner_class(cfg: Config) -> type:

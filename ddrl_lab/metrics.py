@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 # %% auto 0
-__all__ = ['ROW_KEYS', 'RATE_MIN_S', 'LAG_BINS', 'RowBuilder', 'json_safe', 'MetricsLog', 'read_metrics', 'TensorBoardLog',
-           'report_figure', 'summarize', 'write_report']
+__all__ = ['ROW_KEYS', 'RATE_MIN_S', 'TIMERS', 'LAG_BINS', 'RowBuilder', 'clock_keys', 'json_safe', 'MetricsLog', 'read_metrics',
+           'TensorBoardLog', 'report_figure', 'summarize', 'write_report']
 
 # %% ../nbs/10_metrics.ipynb 4
 ROW_KEYS = ("time_s", "env_steps", "env_steps_per_s", "learner_updates", "policy_version", "episode_return_mean",
@@ -26,22 +26,26 @@ ROW_KEYS = ("time_s", "env_steps", "env_steps_per_s", "learner_updates", "policy
 
 # %% ../nbs/10_metrics.ipynb 6
 RATE_MIN_S = 1.0   # a row closing less than this after the one before takes its rate over two intervals (no lumps over a millisecond)
+TIMERS = ("learner_busy_s", "encode_s", "decode_s", "collect_s")   # cumulative seconds each row carries
 LAG_BINS = 8   # version lags 0..7 counted one by one in each row (`lag_hist_<k>`), the rest in `lag_hist_8plus`
 
 class RowBuilder:
     "Accumulates update results between rows and builds the next metrics row."
-    def __init__(self, return_window: int = 20, clock=time.monotonic):
-        self.clock, self.t0 = clock, clock()
+    def __init__(self, return_window: int = 20, clock=time.monotonic, learners: int = 1):
+        self.clock, self.t0, self.learners = clock, clock(), learners
         self.returns = deque(maxlen=return_window)
         self.env_steps = self.updates = self.rejected = self.version = self.restarts = 0
         self.episodes = self.poisoned = 0       # episodes with a return; episodes whose return was withheld (poisoned)
         self._lags, self._last_t, self._last_steps = [], self.t0, 0
-        self._prev = None                       # (time, env steps) of the row before the last one
+        self._prev = None                       # (time, env steps, busy s) of the row before the last one
+        self.timers = dict.fromkeys(TIMERS, 0.0)  # seconds so far: in learner updates, encoding, decoding, collecting
+        self._last_busy = 0.0
 
     def produced(self, meta: dict) -> None:
         "Fold in one segment a worker produced (rejected at the source or not)."
         self.env_steps += meta["env_steps"]; self.rejected += "rejected" in meta
         self.poisoned += meta.get("poisoned_episodes", 0)
+        self.timers["encode_s"] += meta.get("encode_s", 0.0); self.timers["collect_s"] += meta.get("collect_s", 0.0)
 
     def add_returns(self, returns) -> None:
         "Episode returns into the window; a NaN or infinite one never does (it is counted as poisoned)."
@@ -54,6 +58,7 @@ class RowBuilder:
         self.updates += 1; self.version = info["policy_version"]
         self.add_returns(info["episode_returns"]); self.poisoned += info.get("poisoned_episodes", 0)
         self._lags.extend(info["version_lags"])
+        self.timers["learner_busy_s"] += info.get("update_s", 0.0); self.timers["decode_s"] += info.get("decode_s", 0.0)
 
     @property
     def return_mean(self) -> float: return float(np.mean(self.returns)) if self.returns else math.nan
@@ -61,22 +66,30 @@ class RowBuilder:
     def row(self, **extra) -> dict:
         "Close the interval: the contract keys, then `extra` (learner stats, knobs, ...)."
         now = self.clock()
-        since_t, since_steps = self._prev if now - self._last_t < RATE_MIN_S and self._prev else (self._last_t, self._last_steps)
+        since_t, since_steps, since_busy = self._prev if now - self._last_t < RATE_MIN_S and self._prev \
+            else (self._last_t, self._last_steps, self._last_busy)
+        busy = self.timers["learner_busy_s"]
         row = dict(time_s=round(now - self.t0, 4), env_steps=self.env_steps,
                    env_steps_per_s=(self.env_steps - since_steps) / max(now - since_t, 1e-9), learner_updates=self.updates,
                    policy_version=self.version, episode_return_mean=self.return_mean,
                    version_lag_mean=float(np.mean(self._lags)) if self._lags else math.nan,
                    version_lag_max=int(max(self._lags)) if self._lags else 0,
                    rejected_segments=self.rejected, worker_restarts=self.restarts, episodes=self.episodes,
-                   poisoned_episodes=self.poisoned)
+                   poisoned_episodes=self.poisoned, **{k: round(v, 6) for k, v in self.timers.items()},
+                   learner_busy_fraction=min(1.0, (busy - since_busy) / max(now - since_t, 1e-9) / self.learners))
         hist = np.bincount(np.minimum(np.asarray(self._lags, np.int64), LAG_BINS), minlength=LAG_BINS + 1)
         row.update({f"lag_hist_{k}": int(hist[k]) for k in range(LAG_BINS)}, **{f"lag_hist_{LAG_BINS}plus": int(hist[LAG_BINS])})
         row.update(extra)
-        self._prev = (self._last_t, self._last_steps)
-        self._lags, self._last_t, self._last_steps = [], now, self.env_steps
+        self._prev = (self._last_t, self._last_steps, self._last_busy)
+        self._lags, self._last_t, self._last_steps, self._last_busy = [], now, self.env_steps, busy
         return row
 
-# %% ../nbs/10_metrics.ipynb 12
+# %% ../nbs/10_metrics.ipynb 11
+def clock_keys(columns) -> list[str]:
+    "The row keys that measure wall-clock time (two runs of the same config differ in these, and only these)."
+    return [k for k in columns if k == "time_s" or k in TIMERS or k.endswith(("_per_s", "_per_min", "_ms", "_wait_s", "_fraction"))]
+
+# %% ../nbs/10_metrics.ipynb 15
 def _jsonable(v):
     if isinstance(v, (float, np.floating)): return None if not math.isfinite(v) else float(v)
     if isinstance(v, np.integer): return int(v)
@@ -127,7 +140,7 @@ def read_metrics(path) -> pd.DataFrame:
     lines = Path(path).read_text().splitlines()
     return pd.DataFrame([json.loads(l) for l in lines if l.strip()])
 
-# %% ../nbs/10_metrics.ipynb 17
+# %% ../nbs/10_metrics.ipynb 20
 class TensorBoardLog:
     "The metrics rows as TensorBoard scalars in `logdir`: one tag per numeric row key, step = the row's `env_steps`."
     def __init__(self, logdir, written: int = 0, flush_secs: int = 5):   # written: rows of `rows` already written (resume)
@@ -151,7 +164,7 @@ class TensorBoardLog:
         if not self.closed: self.closed = True; self.writer.close()
 
 
-# %% ../nbs/10_metrics.ipynb 20
+# %% ../nbs/10_metrics.ipynb 23
 def report_figure(df: pd.DataFrame, title: str = ""):
     "Return curve and throughput, one above the other."
     import plotly.graph_objects as go
@@ -175,6 +188,23 @@ def summarize(df: pd.DataFrame) -> dict:
                 best_return_mean=None if df.episode_return_mean.isna().all() else round(float(df.episode_return_mean.max()), 1),
                 learner_updates=int(last.learner_updates), rejected_segments=int(last.rejected_segments))
 
+def _criteria_html(df: pd.DataFrame) -> str:
+    "A table of the success criteria the rows were checked against: rows that broke each, of all rows."
+    import html
+    cols = [c for c in df.columns if c.startswith("violations_")]
+    if not cols: return ""
+    n = len(df)
+    cells = "".join(f"<tr><th>criteria.{html.escape(c[len('violations_'):])}</th><td>broken in {int(df[c].max())} of {n} rows</td></tr>"
+                    for c in cols)
+    return f"<h2>Success criteria</h2><table>{cells}</table>"
+
+def _diagnosis_html(run_dir: Path) -> str:
+    "The doctor's diagnosis of the run (see `17_doctor`), or nothing if it cannot be made."
+    import html
+    from ddrl_lab.doctor import diagnose_run          # (the doctor reads rows through this module)
+    try: return f"<h2>Diagnosis (ddrl-lab doctor)</h2><pre>{html.escape(diagnose_run(run_dir).text())}</pre>"
+    except Exception: return ""
+
 def write_report(run_dir) -> Path:
     "Render `run_dir/report.html` from its metrics.jsonl, meta.json and config.yaml."
     import html
@@ -188,7 +218,8 @@ def write_report(run_dir) -> Path:
                                 "started": meta.get("start"), "ended": meta.get("end")}.items())
     body = report_figure(df, title).to_html(full_html=False, include_plotlyjs=True)
     page = (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title></head>"
-            f"<body style='font-family:sans-serif'><h1>{html.escape(title)}</h1><table>{rows}</table>{body}"
+            f"<body style='font-family:sans-serif'><h1>{html.escape(title)}</h1><table>{rows}</table>{_criteria_html(df)}{body}"
+            f"{_diagnosis_html(run_dir)}"
             f"<h2>config.yaml</h2><pre>{html.escape(cfg_text)}</pre></body></html>")
     out = run_dir / "report.html"
     out.write_text(page)

@@ -554,6 +554,12 @@ class JobCollector(Collector):
                 fam = CounterMetricFamily("ddrl_books", "The job's books: segments produced, trained, rejected, dropped, lost; restarts.", labels=["book"])
                 for k in sorted(books, key=str): fam.add_metric([str(k)], self._up(f"book:{k}", books[k]))
                 out.append(fam)
+            broken = {k[len("violations_"):]: _num(v) for k, v in last.items() if k.startswith("violations_") and _num(v) is not None}
+            if broken:
+                fam = CounterMetricFamily("ddrl_criterion_violations", "Metrics rows that broke each success criterion (criteria.*) so far.",
+                                          labels=["criterion"])
+                for k in sorted(broken): fam.add_metric([k], self._up(f"criterion:{k}", broken[k]))
+                out.append(fam)
             if self.lag_rows:
                 out.append(self.lags.family("ddrl_version_lag", "Policy-version lag of the experience the rows counted (lag_hist_*; +Inf holds lag_hist_8plus)"))
             for k, h in self.hists.items():

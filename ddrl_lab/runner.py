@@ -116,8 +116,9 @@ class EnvRunner(DrillKnobs):
                     episode_returns=[float(r) for r in seg.episode_returns], poisoned_episodes=poisoned,
                     incarnation=self.incarnation, collect_s=time.perf_counter() - t0)
         if reason is None:
+            t1 = time.perf_counter()
             enc = self.codec.encode(seg)
-            meta["nbytes"] = enc.nbytes
+            meta["nbytes"], meta["encode_s"] = enc.nbytes, time.perf_counter() - t1
             return meta, enc
         self.rejected += 1
         meta["rejected"] = dict(worker_id=self.worker_id, seq=seg.seq, policy_version=seg.policy_version, reason=reason)
