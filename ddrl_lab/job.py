@@ -161,6 +161,7 @@ class Job:
         self.log = MetricsLog(guard=self._disk_guard)
         self.tensorboard: Optional[TensorBoardLog] = None      # run.tensorboard: the rows as scalars in RUN_DIR/tensorboard/
         self.runtime = self.learner = None
+        self.gpus_per_learner = 0           # GPUs each computing learner-side actor asks Ray for (see `learner_gpus`)
         self.runners: list = []
         self.shards: list = []
         c = self.config
@@ -233,6 +234,10 @@ class Job:
         c = self.config
         if c.run.runtime == "ray" and c.run.ray_address is not None and c.topology.mode != "co-located":
             self._join_cluster()                 # look at the cluster first: a job it cannot hold leaves no run directory
+        try: self.gpus_per_learner = self.learner_gpus()   # and at its GPUs: one the job cannot have leaves none either
+        except ConfigError:
+            if self.runtime is not None: self.runtime.shutdown(); self.runtime = None
+            raise
         if self._resume is None:
             self.run_dir = new_run_dir(c.run.out, self.name, self.hash)
             save_config(c, self.run_dir / "config.yaml")
@@ -273,12 +278,12 @@ class Job:
         force = bool(self._resume and self._resume["force"])   # resuming under another config hash, on purpose
         if self.central:                                         # SEED-style: the learner infers for every worker
             self.learner = self.runtime.spawn(CentralLearner, c, obs_space, act_space, restartable=True, checkpoint_dir=ckpt,
-                                              force_checkpoint=force)
+                                              force_checkpoint=force, num_gpus=self.gpus_per_learner)
             self.runners = [self.runtime.spawn(EnvWorker, c, w, restartable=True, spread=True) for w in range(c.topology.num_workers)]
             return
         if self.plane and c.sync.aggregation in ("allreduce", "hybrid"):   # L learners in one all-reduce group
             self.learners = [self.runtime.spawn(self.learner_cls, c, obs_space, act_space, checkpoint_dir=ckpt if l == 0 else None,
-                                                force_checkpoint=force)
+                                                force_checkpoint=force, num_gpus=self.gpus_per_learner)
                              for l in range(c.topology.num_learners)]   # one CPU each: they compute in lockstep
             if len(self.learners) > 1:
                 addr = self.runtime.get(self.runtime.call(self.learners[0], "address"))
@@ -292,11 +297,12 @@ class Job:
         elif self.plane:                                         # a parameter server and L gradient / local-step learners
             self.learner = self.runtime.spawn(ParameterServer, c, obs_space, act_space, restartable=True, checkpoint_dir=ckpt,
                                               force_checkpoint=force, num_cpus=0.5)
-            self.learners = [self.runtime.spawn(self.learner_cls, c, obs_space, act_space, restartable=True, num_cpus=0.5)
+            self.learners = [self.runtime.spawn(self.learner_cls, c, obs_space, act_space, restartable=True, num_cpus=0.5,
+                                                num_gpus=self.gpus_per_learner)
                              for _ in range(c.topology.num_learners)]
         else:                                                    # co-located: the one process's torch uses every core
             self.learner = self.runtime.spawn(self.learner_cls, c, obs_space, act_space, restartable=True, checkpoint_dir=ckpt,
-                                              force_checkpoint=force, **threads)
+                                              force_checkpoint=force, num_gpus=self.gpus_per_learner, **threads)
         if self.replay:
             r, S = c.replay, c.replay.shards
             self.shards = [self.runtime.spawn(ReplayShard, shard_id=s, capacity=_share(r.capacity, S, s), kind=r.kind,
@@ -318,6 +324,29 @@ class Job:
         try: self.runtime.check_cpus(need, f"{W} env worker{'s' * (W != 1)} at 1 each and {need - W:g} for the learner side")
         except ConfigError:
             self.runtime.shutdown(); self.runtime = None; raise
+
+    def learner_gpus(self) -> int:
+        """GPUs each learner-side actor that computes (the learner, each of `topology.num_learners`, the central-inference
+        learner; not a parameter server) asks Ray for: 1 when `topology.device` is cuda, or auto on a cluster with one
+        for each of them; else 0 (co-located and serial jobs use the device in this process). A cuda config that asks
+        for more GPUs than the cluster has is refused (`ConfigError`, naming the key and both counts)."""
+        c = self.config
+        if c.run.runtime != "ray" or c.topology.mode == "co-located" or c.topology.device == "cpu": return 0
+        need = c.topology.num_learners if self.plane else 1
+        have = self._cluster_gpus()
+        if have >= need: return 1
+        if c.topology.device == "auto": return 0
+        raise ConfigError([f"topology.device = 'cuda': this job's learners ask Ray for {need} GPU{'s' * (need != 1)} (one per learner"
+                           f"{f', topology.num_learners = {need}' if self.plane else ''}), but the cluster has {have:g}: set "
+                           f"topology.device=cpu or auto, use fewer topology.num_learners, or add GPU nodes."])
+
+    def _cluster_gpus(self) -> float:
+        "GPUs of the cluster this job runs on: the one it joined, the one already started in this process, or the local one it will start."
+        if self.runtime is not None: return self.runtime.gpus()
+        import ray
+        if ray.is_initialized(): return float(ray.cluster_resources().get("GPU", 0.0))
+        import torch
+        return float(torch.cuda.device_count())          # what Ray detects when it starts a local cluster here
 
     def cpus_needed(self) -> float:
         "Logical CPUs this job's actors ask Ray for (a local cluster is started with at least this many)."

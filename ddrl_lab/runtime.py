@@ -39,7 +39,7 @@ class SerialRuntime:
     name = "serial"
     def __init__(self): self.actors: list = []
 
-    def spawn(self, cls, *args, num_cpus: float = 1, restartable: bool = False, spread: bool = False, **kwargs) -> Local:
+    def spawn(self, cls, *args, num_cpus: float = 1, num_gpus: float = 0, restartable: bool = False, spread: bool = False, **kwargs) -> Local:
         h = Local(cls, args, kwargs, restartable); self.actors.append(h); return h
     def call(self, actor: Local, method: str, *args, num_returns: int = 1, **kwargs):
         "Run the call now; like Ray, a dead actor or a failed argument makes the *result* fail with `ActorDied`."
@@ -113,10 +113,16 @@ class RayRuntime:
                                f"cluster has {free:g} of its {total:g} CPUs free, and Ray would wait for the rest without end: "
                                f"use fewer topology.num_workers, or add nodes to the cluster."])
 
-    def spawn(self, cls, *args, num_cpus: float = 1, restartable: bool = False, spread: bool = False, **kwargs):
+    def gpus(self) -> float:
+        "The GPUs of the cluster (Ray's count: those it detected, or declared with `ray start --num-gpus`)."
+        return float(self.ray.cluster_resources().get("GPU", 0.0))
+
+    def spawn(self, cls, *args, num_cpus: float = 1, num_gpus: float = 0, restartable: bool = False, spread: bool = False, **kwargs):
         """A Ray actor; a restartable one is brought back by Ray (its `__init__` runs again, on any node with room)
-        when it or its node dies. `spread` places such actors across the cluster's nodes."""
+        when it or its node dies. `spread` places such actors across the cluster's nodes. With `num_gpus`, Ray places
+        it on a node with that many free GPUs and makes them (and only them) visible to it."""
         opts = dict(num_cpus=num_cpus, max_restarts=-1 if restartable else 0, max_task_retries=0)
+        if num_gpus: opts["num_gpus"] = num_gpus
         if spread: opts["scheduling_strategy"] = "SPREAD"
         actor = self.ray.remote(cls).options(**opts).remote(*args, **kwargs)
         self.actors.append(actor); return actor
