@@ -47,7 +47,7 @@ def test_sync_modes_study_runs_the_three_modes(tmp_path):
     "Small parameters: each mode runs its budget on Ray; the notebook ends with the table and both figures."
     out_nb = tmp_path / "sync_modes.ipynb"
     pm.execute_notebook(str(SYNC_MODES), str(out_nb), kernel_name="python3", progress_bar=False,
-                        parameters=dict(out=str(tmp_path / "runs"), total_env_steps=16_000, target_return=None))
+                        parameters=dict(out=str(tmp_path / "runs"), total_env_steps=4096, target_return=None))
     runs = sorted(p.name for p in (tmp_path / "runs").iterdir())
     assert [r.split("-")[1] for r in runs] == ["async", "soft", "sync"], runs
     for r in (tmp_path / "runs").iterdir():

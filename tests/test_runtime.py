@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from ddrl_lab import Job
-from ddrl_lab.metrics import ROW_KEYS
+from ddrl_lab.metrics import ROW_KEYS, clock_keys
 
 SOLVE = {"run.total_env_steps": 150_000, "run.target_return": 475}
 
@@ -138,7 +138,7 @@ def test_a_sync_ray_run_stopped_and_resumed_matches_an_uninterrupted_one(tmp_pat
     again = Job.resume(cut.run_dir).start().wait()
     assert (whole.status, again.status) == ("finished", "finished") and 0 < stopped_at < 12288
     a, b = read_metrics(whole.run_dir / "metrics.jsonl"), read_metrics(cut.run_dir / "metrics.jsonl")
-    clock = [k for k in a.columns if k == "time_s" or k.endswith(("_per_s", "_ms", "_wait_s"))]
+    clock = clock_keys(a.columns)
     assert list(a.columns) == list(b.columns)
     assert a.drop(columns=clock).equals(b.drop(columns=clock))
 
@@ -223,8 +223,10 @@ def test_an_existing_cluster_too_small_or_unauthenticated_is_refused_at_once(tmp
         assert r.returncode == 2 and time.monotonic() - t0 < 60, (r.returncode, r.stderr[-2000:])
         err = r.stderr.strip().splitlines()[-1]
         assert "ask for 4 CPUs (3 env workers at 1 each and 1 for the learner side)" in err and "2 of its 2 CPUs free" in err, err
-        r = subprocess.run(args, capture_output=True, text=True, timeout=120, env=env)     # no RAY_AUTH_MODE: the token is refused
+        # no RAY_AUTH_MODE: the token is refused; Ray retries the refused GCS 3 times (1 s apart), not its default 20
+        r = subprocess.run(args, capture_output=True, text=True, timeout=120, env={**env, "RAY_NUM_REDIS_GET_RETRIES": "3"})
         assert r.returncode == 2 and "set RAY_AUTH_MODE=token" in r.stderr.strip().splitlines()[-1], r.stderr[-2000:]
+        assert "Authentication token is missing or incorrect" in r.stderr, r.stderr[-2000:]   # refused for its token
         assert not (tmp_path / "runs").exists()
         assert head.poll() is None                       # the cluster is still up
     finally:                                             # stop what the head started: its process group, then any worker left
@@ -232,7 +234,7 @@ def test_an_existing_cluster_too_small_or_unauthenticated_is_refused_at_once(tmp
         except psutil.NoSuchProcess: pass
         try: os.killpg(head.pid, signal.SIGTERM)
         except ProcessLookupError: pass
-        _, alive = psutil.wait_procs([q for q in set(family) if q.is_running()], timeout=20)
+        _, alive = psutil.wait_procs([q for q in set(family) if q.is_running()], timeout=3)   # `ray start` lingers on SIGTERM
         for q in alive: q.kill()
         from ray._common.utils import get_ray_address_file       # `ray start` left its address for any later ray.init()
         marker = Path(get_ray_address_file(None))

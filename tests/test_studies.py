@@ -85,7 +85,7 @@ def test_shadow_study_rejects_different_seeds(tmp_path):
 
 def test_atari_study(tmp_path):
     "Pong by topology, two of them for a few seconds each: both run, the table and the plots are there."
-    text = execute("atari", tmp_path, topologies=["ppo-co-located", "impala-co-located"], minutes=0.3,
+    text = execute("atari", tmp_path, topologies=["ppo-co-located", "impala-co-located"], minutes=0.1,
                    out=str(tmp_path / "runs"))
     statuses = run_statuses(tmp_path / "runs")
     assert statuses == {"atari-ppo-co-located": "stopped", "atari-impala-co-located": "stopped"}, statuses
