@@ -18,9 +18,11 @@ PROBE = textwrap.dedent("""
     init_local_ray(num_cpus=5, num_gpus=3, include_dashboard=False, log_to_driver=False, configure_logging=False)
     job = Job("cartpole-ppo", {"run.runtime": "ray", "run.out": tempfile.mkdtemp(), "run.total_env_steps": 100_000,
                                "run.target_return": None, "topology.device": "auto", "topology.num_learners": 2,
-                               "topology.num_workers": 1, "sync.aggregation": "parameter-server"}).start()
-    try:
-        while len(job.metrics()) < 1: time.sleep(0.1)
+                               "sync.aggregation": "parameter-server"}).start()
+    try:                             # the learners take their GPUs once Ray has placed them: wait for that, not for rows
+        t0 = time.monotonic()
+        while ray.available_resources().get("GPU", 0.0) > 1 and time.monotonic() - t0 < 60: time.sleep(0.1)
+        time.sleep(1.0)              # (had anything else asked for a GPU, it would show by now)
         free = ray.available_resources().get("GPU", 0.0)
     finally:
         job.stop()
