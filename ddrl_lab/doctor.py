@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .config import Config, ConfigError, load_config
-from .metrics import LAG_BINS, read_metrics
+from .metrics import LAG_BINS, finite_or_none as _num, read_metrics
 
 # %% auto 0
 __all__ = ['LAG_COLS', 'CRITERIA', 'STAGES', 'LAG_TOLERANCE', 'STALE_DROP_MAX', 'THROTTLED_MAX', 'LEARNER_BOUND', 'STARVED_WAIT',
@@ -34,11 +33,6 @@ def lag_quantile(counts, q: float = 0.95) -> Optional[int]:
     c = np.asarray(counts, float)
     if c.sum() <= 0: return None
     return int(np.searchsorted(np.cumsum(c), q * c.sum() - 1e-9))
-
-def _num(v) -> Optional[float]:
-    "A finite number, or None (JSON nulls, NaN, strings)."
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)): return None
-    return float(v) if math.isfinite(v) else None
 
 def row_figures(row: dict, prev: Optional[dict] = None, num_workers: int = 1) -> dict:
     """The figures a row is judged on: its throughput, the p95 of the version lags it counted, central inference's
@@ -156,10 +150,13 @@ class Diagnosis:
                                                         for s in self.stages])
 
 # %% ../nbs/17_doctor.ipynb 15
+def _series(df: pd.DataFrame, key: str) -> pd.Series:
+    "Column `key` as numbers without its nulls (empty when the rows do not have it)."
+    return pd.to_numeric(df[key], errors="coerce").dropna() if key in df.columns else pd.Series(dtype=float)
+
 def _last(df: pd.DataFrame, key: str, default=None):
-    "The last non-null value of column `key` (default if there is none)."
-    if key not in df.columns: return default
-    s = df[key].dropna()
+    "The last number in column `key` (default if there is none)."
+    s = _series(df, key)
     return s.iloc[-1] if len(s) else default
 
 def _pct(x: float) -> str: return f"{100 * x:.0f}%"
@@ -209,7 +206,7 @@ def _criterion_check(df: pd.DataFrame, cfg: Config, stage: str) -> list[Check]:
     for name, bound in dataclasses.asdict(cfg.criteria).items():
         key, side, where = CRITERIA[name]
         if bound is None or where != stage: continue
-        vals = pd.to_numeric(df[key], errors="coerce").dropna() if key in df.columns else pd.Series(dtype=float)
+        vals = _series(df, key)
         if not len(vals):
             out.append(Check(f"criteria.{name}", f"= {bound:g}: no row has {key} to judge")); continue
         broken = int(sum(violated(name, float(v), bound) for v in vals))
@@ -222,7 +219,7 @@ def _criterion_check(df: pd.DataFrame, cfg: Config, stage: str) -> list[Check]:
 def check_versions(df: pd.DataFrame, cfg: Config, meta: dict, rejections: list) -> Stage:
     "Stage 2: does every worker act with a policy version inside the tolerated lag, without wasting its samples?"
     s, a, sy = Stage("versions", "do workers act with a recent enough policy?"), cfg.algo.name, cfg.sync
-    counts = [int(pd.to_numeric(df[c], errors="coerce").fillna(0).sum()) if c in df.columns else 0 for c in LAG_COLS]
+    counts = [int(_series(df, c).sum()) for c in LAG_COLS]
     tol = cfg.criteria.max_version_lag_p95 if cfg.criteria.max_version_lag_p95 is not None else LAG_TOLERANCE.get(a)
     p95, n = lag_quantile(counts), sum(counts)
     if a == "dqn" or cfg.replay.kind != "none":
@@ -231,7 +228,7 @@ def check_versions(df: pd.DataFrame, cfg: Config, meta: dict, rejections: list) 
         s.checks.append(Check("version lag", "no trained segment counted a lag yet"))
     else:
         shown = f"{p95}+" if p95 >= LAG_BINS else str(p95)
-        mx = int(pd.to_numeric(df.get("version_lag_max"), errors="coerce").max())
+        mx = int(_series(df, "version_lag_max").max())
         bound = "" if sy.mode != "async" else f", sync.max_staleness = {sy.max_staleness} ({sy.stale_policy})"
         s.checks.append(Check("version lag", f"p95 {shown} policy versions, max {mx}, over {n} trained segments; tolerated p95: {tol:g} "
                               f"({'criteria.max_version_lag_p95' if cfg.criteria.max_version_lag_p95 is not None else a}){bound}",
@@ -245,7 +242,8 @@ def check_versions(df: pd.DataFrame, cfg: Config, meta: dict, rejections: list) 
                               f"more than {_pct(STALE_DROP_MAX)} of the sampling is thrown away: the learner falls behind the workers. Use "
                               "fewer workers or a larger batch per update, or sync.stale_policy=downweight, or raise sync.max_staleness "
                               f"(now {sy.max_staleness}) if the algorithm tolerates it."))
-    return Stage(s.name, s.question, s.checks + _criterion_check(df, cfg, "versions"))
+    s.checks += _criterion_check(df, cfg, "versions")
+    return s
 
 # %% ../nbs/17_doctor.ipynb 19
 THROTTLED_MAX, LEARNER_BOUND, STARVED_WAIT, CODEC_SHARE_MAX = 0.5, 0.8, 0.5, 0.25   # the doctor's rules of thumb
@@ -262,7 +260,7 @@ def check_communication(df: pd.DataFrame, cfg: Config, meta: dict, rejections: l
     if held is not None and t > 0:
         share = min(1.0, held / (t * W))
         events = (_num(_last(df, "throttle_events")) or 0) * 60 / t
-        fill = pd.to_numeric(df.get("channel_fill"), errors="coerce").mean()
+        fill = _series(df, "channel_fill").mean()
         bound = cfg.criteria.max_throttled_fraction if cfg.criteria.max_throttled_fraction is not None else THROTTLED_MAX
         if cfg.channel.capacity < 2 * W:
             step = (f"channel.capacity = {cfg.channel.capacity} holds fewer than two segments per worker ({W} workers), so a worker "
@@ -291,7 +289,8 @@ def check_communication(df: pd.DataFrame, cfg: Config, meta: dict, rejections: l
                               "segments cost too much to move: on one host use channel.codec=shm; otherwise send fewer, larger "
                               "segments (algo.segment_length) or smaller observations."))
     if not s.checks: s.checks.append(Check("data flow", f"no channel in this topology ({cfg.topology.mode}, sync.mode = {cfg.sync.mode}); {busy_txt}"))
-    return Stage(s.name, s.question, s.checks + _criterion_check(df, cfg, "communication"))
+    s.checks += _criterion_check(df, cfg, "communication")
+    return s
 
 # %% ../nbs/17_doctor.ipynb 21
 KL_MAX, ENTROPY_COLLAPSE, MIN_PROGRESS = 0.05, 0.05, 0.25   # median approx KL per update; entropy left of its start; return gain
@@ -306,14 +305,14 @@ def check_algorithm(df: pd.DataFrame, cfg: Config, meta: dict, rejections: list)
         if bad.any():
             s.checks.append(Check(f"{k} finite", f"{k} became NaN or infinite at row {int(bad.idxmax())}", False,
                                   f"the update diverged: lower algo.lr (now {a.lr:g}) and keep algo.max_grad_norm set."))
-    ret = pd.to_numeric(df.get("episode_return_mean"), errors="coerce").dropna()
+    ret = _series(df, "episode_return_mean")
     episodes, target = int(_last(df, "episodes", 0) or 0), cfg.run.target_return
     lr_step = f"lower algo.lr (now {a.lr:g}; try {a.lr / 10:g})"
-    kl = pd.to_numeric(df.get("approx_kl"), errors="coerce").dropna()
+    kl = _series(df, "approx_kl")
     if len(kl):
         s.checks.append(Check("update size", f"median approx KL per update {kl.median():.3g}", kl.median() <= KL_MAX,
                               f"each update moves the policy too far: {lr_step}, or fewer algo.epochs (now {a.epochs}) / a smaller algo.clip_coef."))
-    ent = pd.to_numeric(df.get("entropy"), errors="coerce").dropna()
+    ent = _series(df, "entropy")
     reached = target is not None and len(ret) and ret.iloc[-1] >= target
     if len(ent) > 1 and ent.iloc[0] > 0:
         left = ent.iloc[-1] / ent.iloc[0]

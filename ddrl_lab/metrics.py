@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 # %% auto 0
-__all__ = ['ROW_KEYS', 'RATE_MIN_S', 'TIMERS', 'LAG_BINS', 'RowBuilder', 'clock_keys', 'json_safe', 'MetricsLog', 'read_metrics',
-           'TensorBoardLog', 'report_figure', 'summarize', 'write_report']
+__all__ = ['ROW_KEYS', 'RATE_MIN_S', 'TIMERS', 'LAG_BINS', 'RowBuilder', 'clock_keys', 'finite_or_none', 'json_safe',
+           'MetricsLog', 'read_metrics', 'TensorBoardLog', 'report_figure', 'summarize', 'write_report']
 
 # %% ../nbs/10_metrics.ipynb 4
 ROW_KEYS = ("time_s", "env_steps", "env_steps_per_s", "learner_updates", "policy_version", "episode_return_mean",
@@ -94,6 +94,12 @@ def _jsonable(v):
     if isinstance(v, (float, np.floating)): return None if not math.isfinite(v) else float(v)
     if isinstance(v, np.integer): return int(v)
     return v
+
+def finite_or_none(v) -> Optional[float]:
+    "`v` as a finite float, or None (a JSON null, NaN or infinity, a value that is no number)."
+    try: v = float(v)
+    except (TypeError, ValueError): return None
+    return v if math.isfinite(v) else None
 
 def json_safe(v):
     "`v` with every NaN or infinite float, at any depth of dicts and lists, replaced by None (JSON has neither)."

@@ -32,7 +32,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.registry import Collector
 
 from .config import Config, ConfigError, config_to_dict, load_config, parse_override
-from .metrics import LAG_BINS, summarize
+from .metrics import LAG_BINS, finite_or_none, summarize
 
 # %% auto 0
 __all__ = ['DIFF_IGNORE', 'SEED_KEYS', 'HEADLINE_KEYS', 'INJECTED_HEADER', 'LATENCY_KEYS', 'LATENCY_BUCKETS_MS', 'COUNTER_KEYS',
@@ -356,11 +356,6 @@ def latest_row(job) -> Optional[dict]:
     df = job.metrics()
     return df.iloc[-1].to_dict() if len(df) else None
 
-def _num(v) -> Optional[float]:
-    try: v = float(v)
-    except (TypeError, ValueError): return None
-    return v if math.isfinite(v) else None
-
 class Progress:
     "A tqdm bar over a job's env steps; env steps/s and the latest return in its postfix."
     def __init__(self, job, every_s: float = 1.0,     # seconds between polls
@@ -386,7 +381,7 @@ class Progress:
             with self._lock:
                 if row is None or self._closed: return row
                 self.row = row
-                steps = int(_num(row.get("env_steps")) or 0)
+                steps = int(finite_or_none(row.get("env_steps")) or 0)
                 if steps > self.bar.n: self.bar.update(steps - self.bar.n)
                 self.bar.set_postfix(self._postfix(row), refresh=False)
                 self.bar.refresh()
@@ -397,7 +392,7 @@ class Progress:
 
     @staticmethod
     def _postfix(row: dict) -> dict:
-        sps, ret, v = _num(row.get("env_steps_per_s")), _num(row.get("episode_return_mean")), _num(row.get("policy_version"))
+        sps, ret, v = finite_or_none(row.get("env_steps_per_s")), finite_or_none(row.get("episode_return_mean")), finite_or_none(row.get("policy_version"))
         return {"steps/s": "n/a" if sps is None else f"{sps:,.0f}", "return": "n/a" if ret is None else f"{ret:.1f}",
                 "version": "n/a" if v is None else f"{v:.0f}"}
 
@@ -518,11 +513,11 @@ class JobCollector(Collector):
     def _take(self, r: dict) -> None:
         "Fold one row into the histograms."
         for k in self.latency_keys:
-            v = _num(r.get(k))
+            v = finite_or_none(r.get(k))
             if v is not None: self.hists.setdefault(k, RowHistogram(self.buckets)).observe(v)
-        counts = [_num(r.get(f"lag_hist_{k}")) for k in range(LAG_BINS)] + [_num(r.get(f"lag_hist_{LAG_BINS}plus"))]
+        counts = [finite_or_none(r.get(f"lag_hist_{k}")) for k in range(LAG_BINS)] + [finite_or_none(r.get(f"lag_hist_{LAG_BINS}plus"))]
         if any(c is None for c in counts): return
-        n, mean = sum(counts), _num(r.get("version_lag_mean"))
+        n, mean = sum(counts), finite_or_none(r.get("version_lag_mean"))
         total = mean * n if mean is not None else sum(k * c for k, c in enumerate(counts))
         self.lags.add_counts(counts, total if n else 0.0); self.lag_rows += 1
 
@@ -547,14 +542,14 @@ class JobCollector(Collector):
                 if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)): continue
                 out.append(GaugeMetricFamily(metric_name(k), f"{k} in the newest metrics row", value=float(v)))
             for k in self.counter_keys:
-                v = _num(last.get(k))
+                v = finite_or_none(last.get(k))
                 if v is not None: out.append(CounterMetricFamily(metric_name(k), f"{k} so far (cumulative, never goes down)", value=self._up(k, v)))
-            books = {k: v for k, v in _copy(getattr(job, "books", None)).items() if _num(v) is not None}
+            books = {k: v for k, v in _copy(getattr(job, "books", None)).items() if finite_or_none(v) is not None}
             if books:
                 fam = CounterMetricFamily("ddrl_books", "The job's books: segments produced, trained, rejected, dropped, lost; restarts.", labels=["book"])
                 for k in sorted(books, key=str): fam.add_metric([str(k)], self._up(f"book:{k}", books[k]))
                 out.append(fam)
-            broken = {k[len("violations_"):]: _num(v) for k, v in last.items() if k.startswith("violations_") and _num(v) is not None}
+            broken = {k[len("violations_"):]: finite_or_none(v) for k, v in last.items() if k.startswith("violations_") and finite_or_none(v) is not None}
             if broken:
                 fam = CounterMetricFamily("ddrl_criterion_violations", "Metrics rows that broke each success criterion (criteria.*) so far.",
                                           labels=["criterion"])
