@@ -9,6 +9,7 @@ cfg = cfg["DEFAULT"]
 
 requirements = shlex.split(cfg.get("requirements", ""))
 dev_requirements = shlex.split(cfg.get("dev_requirements", ""))
+bench_requirements = shlex.split(cfg.get("bench_requirements", ""))
 
 setuptools.setup(
     name=cfg["lib_name"],
@@ -23,7 +24,7 @@ setuptools.setup(
     package_data={"ddrl_lab": ["configs/*.yaml"]},
     include_package_data=True,
     install_requires=requirements,
-    extras_require={"dev": dev_requirements, "test": dev_requirements},
+    extras_require={"dev": dev_requirements, "test": dev_requirements, "bench": bench_requirements},
     entry_points={"console_scripts": cfg.get("console_scripts", "").split()},
     zip_safe=False,
 )

@@ -153,6 +153,7 @@ class RunConfig:
     runtime: str = setting("serial", choices=("serial", "ray"))  # in-process, or Ray actors
     ray_address: Optional[str] = None  # existing Ray cluster; None starts a local one
     tensorboard: bool = False  # also write each metrics row as TensorBoard scalars (step: env_steps) to RUN_DIR/tensorboard/; needs `pip install tensorboard`
+    record_episode: int = setting(1000, lo=0)  # at the end, the policy plays one episode of at most this many agent steps, saved as RUN_DIR/episode.gif (0: none)
     faults: list[str] = setting([])  # fault drills on a schedule: "ENV_STEPS:FAULT[:WORKER[:SECONDS]]", e.g. "20000:kill_worker:0"
 
 @dataclass
@@ -357,7 +358,7 @@ def apply_overrides(d: dict, overrides=None) -> dict:
     return out
 
 # %% ../nbs/00_config.ipynb 32
-HASH_EXCLUDES = ("run.out", "run.ray_address", "run.tensorboard", "criteria")   # a name without a dot: the whole section
+HASH_EXCLUDES = ("run.out", "run.ray_address", "run.tensorboard", "run.record_episode", "criteria")   # a name without a dot: the whole section
 
 def config_hash(c: Config) -> str:
     "Stable SHA-256 (hex) of the config, without the keys in `HASH_EXCLUDES` and without keys at their default value."

@@ -21,11 +21,12 @@ import plotly.graph_objects as go
 
 from .config import load_config
 from .doctor import CRITERIA, CriteriaCheck
+from .episodes import read_episode
 from .metrics import read_metrics
+from .report import PANELS, lag_columns, spread, style
 
 # %% auto 0
-__all__ = ['LOG_KNOBS', 'FIG_WIDTH', 'FIG_HEIGHT', 'slider_bounds', 'knob_slider', 'spread', 'rate', 'lag_columns',
-           'worker_columns', 'make_figures', 'Dashboard', 'criteria_strip']
+__all__ = ['LOG_KNOBS', 'slider_bounds', 'knob_slider', 'Dashboard', 'criteria_strip']
 
 # %% ../nbs/13_dashboard.ipynb 5
 LOG_KNOBS = ("lr",)   # knobs whose slider moves on a log10 scale
@@ -62,70 +63,7 @@ def knob_slider(name: str, spec: dict) -> W.ValueWidget:
                                 readout_format=".2e", **kw)
     return W.FloatSlider(value=float(spec["value"]), min=b["min"], max=b["max"], step=b["step"], readout_format=".3g", **kw)
 
-# %% ../nbs/13_dashboard.ipynb 10
-def spread(n: int, k: int) -> np.ndarray:
-    "At most `k` indices spread evenly over `range(n)`, the first and the last included."
-    if n <= k: return np.arange(n)
-    return np.unique(np.linspace(0, n - 1, k).round().astype(int))
-
-def _col(df: pd.DataFrame, name: str) -> Optional[np.ndarray]:
-    "Column `name` as floats (missing values NaN), or None when the rows do not have it."
-    return pd.to_numeric(df[name], errors="coerce").to_numpy(float) if name in df.columns else None
-
-def rate(t: np.ndarray, counter: np.ndarray) -> np.ndarray:
-    "Per-second rate of a cumulative `counter` between consecutive points (NaN at the first)."
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.diff(counter) / np.diff(t)
-    return np.concatenate([[np.nan], np.where(np.isfinite(r), r, np.nan)])
-
-def lag_columns(columns) -> list[str]:
-    "The `lag_hist_<k>` columns in lag order (`lag_hist_<K>plus` last)."
-    cols = [c for c in columns if c.startswith("lag_hist_")]
-    return sorted(cols, key=lambda c: (c.endswith("plus"), int(c[len("lag_hist_"):].removesuffix("plus"))))
-
-def worker_columns(columns) -> list[str]:
-    "The `worker_<i>_env_steps` columns in worker order."
-    cols = [c for c in columns if c.startswith("worker_") and c.endswith("_env_steps")]
-    return sorted(cols, key=lambda c: int(c.split("_")[1]))
-
-# %% ../nbs/13_dashboard.ipynb 12
-FIG_WIDTH, FIG_HEIGHT = 470, 270   # pixels; fixed, so a figure never overflows its slot (they wrap instead)
-
-def _figure(title: str, xtitle: str, ytitle: str, traces: list, **layout) -> go.FigureWidget:
-    fig = go.FigureWidget(data=traces)
-    fig.update_layout(title=dict(text=title, font=dict(size=14)), width=FIG_WIDTH, height=FIG_HEIGHT, template="plotly_white",
-                      margin=dict(l=55, r=15, t=40, b=40), showlegend=len(traces) > 1,
-                      legend=dict(orientation="h", y=1.02, x=1, xanchor="right", yanchor="bottom"), **layout)
-    fig.update_xaxes(title_text=xtitle); fig.update_yaxes(title_text=ytitle)
-    return fig
-
-def _line(name: str, **kw) -> go.Scatter: return go.Scatter(x=[], y=[], mode="lines", name=name, **kw)
-
-def make_figures(workers: int, channel: bool, replay: bool, lag_bins: Optional[list[str]]) -> dict:
-    """The dashboard's figures, empty, by name. `lag_bins`: labels of the lag histogram's bins, or None to
-    draw the mean and max lag over time instead (rows without `lag_hist_*`)."""
-    figs = dict(
-        steps_per_s=_figure("env steps / s", "seconds", "env steps / s", [_line("env steps / s")]),
-        **{"return": _figure("episode return", "env steps", "mean return (last episodes)", [_line("return")])})
-    if lag_bins is not None:
-        figs["lag"] = _figure("policy lag (versions)", "version lag", "share of updates' segments",
-                              [go.Bar(x=lag_bins, y=[0] * len(lag_bins), name="whole run"),
-                               go.Bar(x=lag_bins, y=[0] * len(lag_bins), name="recent rows")], barmode="group")
-    else:
-        figs["lag"] = _figure("policy lag (versions)", "seconds", "version lag", [_line("mean"), _line("max", line=dict(dash="dot"))])
-    if channel:
-        figs["channel"] = _figure("channel fill", "seconds", "fill", [
-            _line("fill"), _line("high watermark", line=dict(dash="dash", color="crimson")),
-            _line("low watermark", line=dict(dash="dash", color="seagreen"))], yaxis=dict(range=[0, 1.05]))
-    if replay:
-        figs["replay"] = _figure("replay", "seconds", "transitions", [
-            _line("size"), _line("capacity", line=dict(dash="dash")), _line("age (versions)", yaxis="y2")],
-            yaxis2=dict(title="mean age (versions)", overlaying="y", side="right", showgrid=False))
-    figs["updates_per_s"] = _figure("learner updates / s", "seconds", "updates / s", [_line("updates / s")])
-    figs["workers"] = _figure("env steps / s per worker", "seconds", "env steps / s", [_line(f"worker {i}") for i in range(workers)])
-    return figs
-
-# %% ../nbs/13_dashboard.ipynb 14
+# %% ../nbs/13_dashboard.ipynb 11
 def _same(a, b) -> bool:
     try: return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
     except (TypeError, ValueError): return a == b
@@ -167,21 +105,17 @@ class Dashboard:
             self.meta = json.loads(meta.read_text()) if meta.exists() else {}
             mpath = self.run_dir / "metrics.jsonl"
             self.rows = read_metrics(mpath).to_dict("records") if mpath.exists() else []
-            columns = set().union(*self.rows) if self.rows else set()
-            channel, replay = "channel_fill" in columns, "replay_size" in columns
-            bins = lag_columns(columns)
-            self._lag_cols = bins or None
+            self._lag_cols = lag_columns(set().union(*self.rows) if self.rows else set()) or None
         else:
             self.job, self.run_dir, self.meta = job_or_run_dir, getattr(job_or_run_dir, "run_dir", None), {}
             self.config = self.job.config
-            channel = getattr(self.job, "channel", None) is not None
-            replay = self.config.replay.kind != "none"
             from ddrl_lab import metrics
             K = getattr(metrics, "LAG_BINS", None)
             self._lag_cols = None if K is None else [f"lag_hist_{k}" for k in range(K)] + [f"lag_hist_{K}plus"]
-        labels = None if self._lag_cols is None else [c[len("lag_hist_"):].replace("plus", "+") for c in self._lag_cols]
-        self.figures = make_figures(self.config.topology.num_workers, channel, replay, labels)
+        self.figures: dict = {}                   # panel name -> FigureWidget, made when the panel first has data
         self.status, self.criteria, self.message = W.HTML(), W.HTML(), W.HTML()
+        self.episode, self.episode_caption = W.Image(format="gif", layout=W.Layout(display="none")), W.HTML()
+        self._episode_shown, self._recording = None, None
         self.specs = self.job.knob_specs() if self.job is not None else {}
         self.sliders = {name: knob_slider(name, spec) for name, spec in self.specs.items()}
         for name, s in self.sliders.items(): s.observe(self._on_slider(name), names="value")
@@ -195,15 +129,18 @@ class Dashboard:
                                                  layout=W.Layout(width="130px"), style={"description_width": "50px"})
             self.inject_button = W.Button(description="Inject", icon="bolt", layout=W.Layout(width="90px"))
             self.inject_button.on_click(lambda _: self.inject(self.fault.value, self.fault_worker.value))
-            self.controls = [*self.sliders.values(), self.stop_button, self.fault, self.fault_worker, self.inject_button]
+            self.episode_button = W.Button(description="Record episode", icon="film", layout=W.Layout(width="150px"))
+            self.episode_button.on_click(lambda _: self.record_episode())
+            self.controls = [*self.sliders.values(), self.stop_button, self.fault, self.fault_worker, self.inject_button, self.episode_button]
         else:
             self.stop_button = None
         wrap = W.Layout(display="flex", flex_flow="row wrap", align_items="center")
         parts = [self.status, self.criteria, self.message]
         if self.job is not None:
             parts += [W.Box(list(self.sliders.values()), layout=wrap),
-                      W.HBox([self.stop_button, self.fault, self.fault_worker, self.inject_button])]
-        parts.append(W.Box(list(self.figures.values()), layout=wrap))
+                      W.HBox([self.stop_button, self.fault, self.fault_worker, self.inject_button, self.episode_button])]
+        self.plots = W.Box([], layout=wrap)
+        parts += [W.VBox([self.episode, self.episode_caption]), self.plots]
         self.widget = W.VBox(parts, layout=W.Layout(width="100%"))
         self.refresh()
         self._thread = None
@@ -307,6 +244,7 @@ class Dashboard:
                 else:
                     for w in self.controls: w.disabled = True
             self._status()
+            self._show_episode()
             return len(self.rows)
 
     def _frame(self) -> pd.DataFrame:
@@ -321,33 +259,51 @@ class Dashboard:
         return share(self._lag_sum), share(counts(self.rows[-self.recent_rows:]))
 
     def _draw(self) -> None:
+        "Put the rows into the panels that have data: a new panel gets its FigureWidget, a changed set of traces is replaced."
         if not self.rows: return
-        df, f = self._frame(), self.figures
-        t, steps = _col(df, "time_s"), _col(df, "env_steps")
-        def put(fig, *series):
+        df = self._frame()
+        ctx = dict(recent_rows=self.recent_rows)
+        if self._lag_cols is not None and set(self._lag_cols) <= set(df.columns): ctx["lag"] = self._lag_hist()
+        figs = dict(self.figures)                 # (swapped in whole at the end: a reader never sees half a refresh)
+        for panel in PANELS:
+            traces = panel.traces(df, ctx)
+            if not traces: continue
+            fig = figs.get(panel.name)
+            if fig is None: fig = figs[panel.name] = style(go.FigureWidget(), panel, len(traces))
             with fig.batch_update():
-                for trace, (x, y) in zip(fig.data, series):
-                    if y is None: continue
-                    trace.x, trace.y = x, y
-        put(f["steps_per_s"], (t, _col(df, "env_steps_per_s")))
-        ret = _col(df, "episode_return_mean")
-        if ret is not None:
-            ok = np.isfinite(ret); put(f["return"], (steps[ok], ret[ok]))
-        if self._lag_cols is not None:
-            whole, recent = self._lag_hist()
-            put(f["lag"], (f["lag"].data[0].x, whole), (f["lag"].data[1].x, recent))
-        else:
-            put(f["lag"], (t, _col(df, "version_lag_mean")), (t, _col(df, "version_lag_max")))
-        if "channel" in f:
-            put(f["channel"], (t, _col(df, "channel_fill")), (t, _col(df, "knob_high_watermark")), (t, _col(df, "knob_low_watermark")))
-        if "replay" in f:
-            put(f["replay"], (t, _col(df, "replay_size")), (t, _col(df, "replay_capacity")), (t, _col(df, "replay_age_mean")))
-        ups = _col(df, "learner_updates")
-        if ups is not None: put(f["updates_per_s"], (t, rate(t, ups)))
-        cols = worker_columns(df.columns)
-        if cols: put(f["workers"], *[(t, rate(t, _col(df, c))) for c in cols])
-        elif not f["workers"].layout.annotations:
-            f["workers"].add_annotation(text="no per-worker counts in these rows", showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5)
+                if [t.name for t in fig.data] == [t["name"] for t in traces]:
+                    for old, new in zip(fig.data, traces): old.x, old.y = new["x"], new["y"]
+                else: fig.data = (); fig.add_traces(traces); fig.layout.showlegend = len(traces) > 1
+        self.figures = figs
+        shown = [figs[p.name] for p in PANELS if p.name in figs]
+        if list(self.plots.children) != shown: self.plots.children = shown
+
+    # -- the episode -----------------------------------------------------------------------------
+    def _show_episode(self) -> None:
+        "Show the run's newest episode (episode.json / episode.gif) if it is not shown yet."
+        if self.run_dir is None: return
+        p = Path(self.run_dir) / "episode.json"
+        stamp = p.stat().st_mtime_ns if p.exists() else None
+        if stamp is None or stamp == self._episode_shown: return
+        ep = read_episode(self.run_dir)
+        if ep is None: return
+        self._episode_shown = stamp
+        if ep.get("gif"): self.episode.value = ep["gif"]; self.episode.layout.display = None
+        cut = "" if ep["ended"] else f" (cut at {ep['episode_length']} steps)"
+        self.episode_caption.value = (f"episode of policy v{ep['policy_version']}: return {ep['episode_return']:g} in "
+                                      f"{ep['episode_length']} steps{cut}, seed {ep['seed']}")
+
+    def record_episode(self, wait: bool = False) -> Optional[threading.Thread]:
+        "Ask the job to play one episode now (in the background; `wait`: until it is shown). The thread, or None if one runs."
+        if self.job is None or (self._recording is not None and self._recording.is_alive()): return None
+        def go_():
+            try: self.job.record_episode()
+            except Exception as e: self._say(f"record episode: {e}", error=True); return
+            with self._lock: self._show_episode()
+        self._say("recording an episode…")
+        self._recording = threading.Thread(target=go_, name="ddrl-dashboard-episode", daemon=True); self._recording.start()
+        if wait: self._recording.join()
+        return self._recording
 
     def _status(self) -> None:
         last = self.rows[-1] if self.rows else {}
@@ -369,7 +325,12 @@ class Dashboard:
                 self.error = traceback.format_exc()
                 try: self._status()
                 except Exception: pass
-            if ended: break
+            if ended:
+                try: self.job.wait(timeout=60)    # until its records (episode, report) are written
+                except Exception: pass
+                try: self.refresh()
+                except Exception: self.error = traceback.format_exc()
+                break
             self._closed.wait(max(0.0, self.refresh_s - (time.monotonic() - t0)))
 
     @property
@@ -386,9 +347,10 @@ class Dashboard:
         "Stop polling and close the widgets (the job keeps running)."
         self._closed.set()
         if self._thread is not None and self._thread is not threading.current_thread(): self._thread.join(5)
-        for w in [*self.controls, *self.figures.values(), self.status, self.criteria, self.message, *self.widget.children, self.widget]: w.close()
+        for w in [*self.controls, *self.figures.values(), self.status, self.criteria, self.message, self.episode,
+                  self.episode_caption, self.plots, *self.widget.children, self.widget]: w.close()
 
-# %% ../nbs/13_dashboard.ipynb 16
+# %% ../nbs/13_dashboard.ipynb 13
 def criteria_strip(criteria, row: dict) -> str:
     "HTML: one chip per criterion set in `criteria`, judged on `row` (red when broken, with the rows broken so far)."
     chips = []

@@ -17,6 +17,7 @@ import pandas as pd
 
 from .config import Config, ConfigError, load_config
 from .metrics import LAG_BINS, finite_or_none as _num, read_metrics
+from .report import reason_kind
 
 # %% auto 0
 __all__ = ['LAG_COLS', 'CRITERIA', 'STAGES', 'LAG_TOLERANCE', 'STALE_DROP_MAX', 'THROTTLED_MAX', 'LEARNER_BOUND', 'STARVED_WAIT',
@@ -165,7 +166,7 @@ def _reasons(rejections: list) -> str:
     "The rejections' workers and most common reason, in one phrase."
     if not rejections: return ""
     by_worker = Counter(r.get("worker_id") for r in rejections)
-    reason = Counter(str(r.get("reason", "?")).split(":")[0].split(" at step")[0] for r in rejections).most_common(1)[0][0]
+    reason = Counter(reason_kind(r.get("reason", "?")) for r in rejections).most_common(1)[0][0]
     workers = ", ".join(f"worker {w} ({n})" for w, n in by_worker.most_common())
     return f"; from {workers}; most often: {reason!r}"
 

@@ -36,7 +36,9 @@ from .sync import ParameterServer, SoftWindow
 from .central import CentralLearner, EnvWorker
 from .doctor import CriteriaCheck, Diagnosis, diagnose
 from .models import space_problems
-from .metrics import MetricsLog, RowBuilder, TensorBoardLog, json_safe, read_metrics, write_report
+from .episodes import record_episode
+from .metrics import MetricsLog, RowBuilder, TensorBoardLog, json_safe, read_metrics
+from .report import write_report
 from .runner import EnvRunner
 from .runtime import ActorDied, make_runtime
 
@@ -201,6 +203,7 @@ class Job:
         self.live_config, self._knob_lock = self.config, threading.Lock()   # the config with the live knobs applied
         self._stop, self._thread, self._closed = threading.Event(), None, threading.Lock()
         self._finished = False
+        self._episode_wanted, self._episode_ckpt = threading.Event(), None   # record_episode() on a running job
         self.meta: dict = {}
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -897,6 +900,7 @@ class Job:
         self._stats = {k: v for k, v in info.items() if isinstance(v, float) and k not in ("update_s", "decode_s")}   # (those: in the timers)
         if done or self._last_row is None or time.monotonic() - self._last_row >= c.run.log_interval_s: self._row()
         if c.run.checkpoint_every and rows.updates % c.run.checkpoint_every == 0: self._checkpoint()
+        if self._episode_wanted.is_set(): self._episode_ckpt = self._checkpoint(); self._episode_wanted.clear()   # record_episode()
         return done
 
     def _row(self) -> None:
@@ -961,6 +965,9 @@ class Job:
                     except Exception as e: self.meta["tensorboard_error"] = repr(e)
                 if self.rejections:
                     (self.run_dir / "rejections.jsonl").write_text("".join(json.dumps(json_safe(r)) + "\n" for r in self.rejections))
+                if status != "failed" and self.config.run.record_episode and self.learner is not None:
+                    try: record_episode(self.run_dir)       # the policy plays one episode: episode.gif, episode.json
+                    except Exception as e: self.meta["episode_error"] = repr(e)
                 self._write_meta()
                 write_report(self.run_dir)
 
@@ -976,7 +983,7 @@ class Job:
         return self
 
     def wait(self, timeout: Optional[float] = None) -> "Job":
-        "Block until the run ends; Ctrl-C stops it cleanly. Re-raises a training error."
+        "Block until the run ends and its records are written; Ctrl-C stops it cleanly. Re-raises a training error."
         deadline = None if timeout is None else time.monotonic() + timeout
         try:
             while self._thread is not None and self._thread.is_alive():
@@ -984,6 +991,8 @@ class Job:
                 self._thread.join(0.2)
         except KeyboardInterrupt:
             self.stop(); raise
+        if self.status not in ("created", "running"):
+            with self._closed: pass                  # the records (checkpoint, episode, report) are being written: until they are
         if self.status == "failed" and self.error is not None: raise self.error
         return self
 
@@ -1139,6 +1148,18 @@ class Job:
     def metrics(self) -> pd.DataFrame:
         "The metrics rows so far."
         return self.log.frame()
+
+    def record_episode(self, timeout: float = 60.0, **kw) -> dict:
+        """The policy as it is now plays one episode, saved as `episode.gif` / `episode.json` in the run directory
+        (see `10a_episodes`; `kw`: `seed`, `max_steps`). A running job first writes a fresh checkpoint at its next update."""
+        if self.run_dir is None: raise RuntimeError("record_episode: the job has not started (no run directory)")
+        ckpt = None
+        if self.status == "running":
+            self._episode_ckpt = None; self._episode_wanted.set()
+            deadline = time.monotonic() + timeout
+            while self._episode_wanted.is_set() and self.status == "running" and time.monotonic() < deadline: time.sleep(0.05)
+            ckpt = self._episode_ckpt
+        return record_episode(self.run_dir, checkpoint=ckpt, **kw)
 
     def diagnose(self) -> Diagnosis:
         "The doctor's four stages (data, versions, communication, algorithm) over the rows so far, live or finished."

@@ -18,7 +18,7 @@ import pandas as pd
 
 # %% auto 0
 __all__ = ['ROW_KEYS', 'RATE_MIN_S', 'TIMERS', 'LAG_BINS', 'RowBuilder', 'clock_keys', 'finite_or_none', 'json_safe',
-           'MetricsLog', 'read_metrics', 'TensorBoardLog', 'report_figure', 'summarize', 'write_report']
+           'MetricsLog', 'read_metrics', 'TensorBoardLog', 'summarize']
 
 # %% ../nbs/10_metrics.ipynb 4
 ROW_KEYS = ("time_s", "env_steps", "env_steps_per_s", "learner_updates", "policy_version", "episode_return_mean",
@@ -171,19 +171,6 @@ class TensorBoardLog:
 
 
 # %% ../nbs/10_metrics.ipynb 23
-def report_figure(df: pd.DataFrame, title: str = ""):
-    "Return curve and throughput, one above the other."
-    import plotly.graph_objects as go
-    from plotly.subplots import make_subplots
-    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.14,
-                        subplot_titles=("episode_return_mean vs env_steps", "env_steps_per_s vs time_s"))
-    if len(df):
-        fig.add_trace(go.Scatter(x=df.env_steps, y=df.episode_return_mean, mode="lines", name="return"), row=1, col=1)
-        fig.add_trace(go.Scatter(x=df.time_s, y=df.env_steps_per_s, mode="lines", name="env steps/s"), row=2, col=1)
-    fig.update_xaxes(title_text="env steps", row=1, col=1); fig.update_xaxes(title_text="seconds", row=2, col=1)
-    fig.update_layout(title=title, height=700, showlegend=False, template="plotly_white")
-    return fig
-
 def summarize(df: pd.DataFrame) -> dict:
     "Headline numbers of a run's metrics."
     if not len(df): return {}
@@ -194,39 +181,3 @@ def summarize(df: pd.DataFrame) -> dict:
                 best_return_mean=None if df.episode_return_mean.isna().all() else round(float(df.episode_return_mean.max()), 1),
                 learner_updates=int(last.learner_updates), rejected_segments=int(last.rejected_segments))
 
-def _criteria_html(df: pd.DataFrame) -> str:
-    "A table of the success criteria the rows were checked against: rows that broke each, of all rows."
-    import html
-    cols = [c for c in df.columns if c.startswith("violations_")]
-    if not cols: return ""
-    n = len(df)
-    cells = "".join(f"<tr><th>criteria.{html.escape(c[len('violations_'):])}</th><td>broken in {int(df[c].max())} of {n} rows</td></tr>"
-                    for c in cols)
-    return f"<h2>Success criteria</h2><table>{cells}</table>"
-
-def _diagnosis_html(run_dir: Path) -> str:
-    "The doctor's diagnosis of the run (see `17_doctor`), or nothing if it cannot be made."
-    import html
-    from ddrl_lab.doctor import diagnose_run          # (the doctor reads rows through this module)
-    try: return f"<h2>Diagnosis (ddrl-lab doctor)</h2><pre>{html.escape(diagnose_run(run_dir).text())}</pre>"
-    except Exception: return ""
-
-def write_report(run_dir) -> Path:
-    "Render `run_dir/report.html` from its metrics.jsonl, meta.json and config.yaml."
-    import html
-    run_dir = Path(run_dir)
-    df = read_metrics(run_dir / "metrics.jsonl") if (run_dir / "metrics.jsonl").exists() else pd.DataFrame()
-    meta = json.loads((run_dir / "meta.json").read_text()) if (run_dir / "meta.json").exists() else {}
-    cfg_text = (run_dir / "config.yaml").read_text() if (run_dir / "config.yaml").exists() else ""
-    title = f"{run_dir.name} ({meta.get('status', '?')})"
-    rows = "".join(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>"
-                   for k, v in {**summarize(df), "config_hash": meta.get("config_hash", "")[:12],
-                                "started": meta.get("start"), "ended": meta.get("end")}.items())
-    body = report_figure(df, title).to_html(full_html=False, include_plotlyjs=True)
-    page = (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title></head>"
-            f"<body style='font-family:sans-serif'><h1>{html.escape(title)}</h1><table>{rows}</table>{_criteria_html(df)}{body}"
-            f"{_diagnosis_html(run_dir)}"
-            f"<h2>config.yaml</h2><pre>{html.escape(cfg_text)}</pre></body></html>")
-    out = run_dir / "report.html"
-    out.write_text(page)
-    return out

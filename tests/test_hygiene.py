@@ -60,3 +60,27 @@ def test_notebook_runs(name):
     r = subprocess.run([BIN / "nbdev_test", "--path", f"nbs/{name}", "--flags", "slow"], cwd=ROOT,
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
+
+
+def _declared() -> set:
+    "Distribution names in settings.ini's requirements, dev_requirements and bench_requirements (normalized)."
+    import configparser, re
+    cfg = configparser.ConfigParser(delimiters=["="]); cfg.read(ROOT / "settings.ini")
+    reqs = " ".join(cfg["DEFAULT"].get(k, "") for k in ("requirements", "dev_requirements", "bench_requirements")).split()
+    return {re.sub(r"[-_.]+", "-", re.split(r"[<>=!~\[ ;]", r)[0]).lower() for r in reqs}
+
+
+def test_every_imported_package_is_declared():
+    "Each third-party module the library imports (at the top or inside a function) comes from a declared distribution."
+    import ast, re, sys
+    from importlib.metadata import packages_distributions
+    mods = set()
+    for p in (ROOT / "ddrl_lab").glob("*.py"):
+        for node in ast.walk(ast.parse(p.read_text())):
+            if isinstance(node, ast.Import): mods |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module: mods.add(node.module.split(".")[0])
+    third = sorted(m for m in mods if m not in sys.stdlib_module_names and m != "ddrl_lab")
+    dists, declared = packages_distributions(), _declared()
+    assert {"torch", "PIL", "tqdm", "IPython"} <= set(third)          # (the scan sees the imports)
+    undeclared = [m for m in third if not any(re.sub(r"[-_.]+", "-", d).lower() in declared for d in dists.get(m, [m]))]
+    assert not undeclared, f"imported by ddrl_lab but not declared in settings.ini: {undeclared}"
