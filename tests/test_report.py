@@ -2,6 +2,7 @@
 an episode of their policy (an animated GIF in report.html) and every panel with data drawn by plotly.js; no console
 errors, and nothing requested from the network (the page is self-contained)."""
 import io
+import time
 from pathlib import Path
 
 import pytest
@@ -50,3 +51,25 @@ def test_reports_show_a_playable_episode_and_their_panels(tmp_path):
                 page.close()
         finally:
             browser.close()
+
+
+def test_a_running_job_records_an_episode_of_its_current_policy_on_request(tmp_path):
+    "Job.record_episode() on a running job: a fresh checkpoint at its next update, one episode from it; the Dashboard's button shows it."
+    from ddrl_lab.dashboard import Dashboard
+    job = Job("cartpole-ppo", overrides={"run.runtime": "serial", "run.total_env_steps": 10_000_000, "run.target_return": None,
+                                         "run.out": str(tmp_path), "run.record_episode": 50}).start()
+    try:
+        while len(job.metrics()) < 2: time.sleep(0.05)
+        first = job.record_episode()
+        assert job.status == "running" and first["episode_length"] <= 50 and first["frames"] == first["episode_length"] + 1
+        dash = Dashboard(job, refresh_s=0.2)
+        assert dash.episode.value == (job.run_dir / "episode.gif").read_bytes()          # the episode on disk is shown
+        assert dash.record_episode(wait=True) is not None
+        second = read_episode(job.run_dir)
+        assert second["policy_version"] > first["policy_version"]                         # a newer policy, later in the run
+        assert dash.episode.value == second["gif"] and f"v{second['policy_version']}" in dash.episode_caption.value
+        dash.close()
+    finally:
+        job.stop()
+    final = read_episode(job.run_dir)
+    assert final["policy_version"] >= second["policy_version"] and final["checkpoint"] != first["checkpoint"]
