@@ -6,135 +6,41 @@
 from __future__ import annotations
 
 import atexit
-import dataclasses
 import datetime as dt
 import errno
 import json
 import math
-import os
 import platform
 import queue
 import threading
 import time
 import traceback
 import weakref
-from collections import Counter, deque
+from collections import Counter
 from pathlib import Path
 from typing import Optional
 
-import numpy as np
 import pandas as pd
 
 import ddrl_lab
 from .channel import Channel
-from .codecs import get_codec
 from .config import Config, ConfigError, config_hash, load_config, save_config
-from .envs import env_problems, env_seeds, env_spaces
+from .envs import env_seeds, env_spaces
 from .learner import learner_class, newest_checkpoint
-from .replay_shard import ReplayShard, ShardBalancer, route
-from .sync import ParameterServer, SoftWindow
-from .central import CentralLearner, EnvWorker
+from .loops.base import Ledger, Loop
 from .doctor import CriteriaCheck, Diagnosis, diagnose
-from .models import space_problems
 from .episodes import record_episode
 from .metrics import MetricsLog, RowBuilder, TensorBoardLog, json_safe, read_metrics
 from .report import write_report
 from .runner import EnvRunner
-from .runtime import ActorDied, make_runtime
+from .runtime import make_runtime
+from .topologies import (FAULT_NAMES, KNOB_KEYS, LOOPS, check_supported, drill_problem, gpus_per_learner, knob_spec,
+                                 loop_for, parse_fault)
 
 # %% auto 0
-__all__ = ['IMPLEMENTED', 'FAULT_NAMES', 'DRILL_TARGETS', 'plane_problems', 'parse_fault', 'drill_problem', 'check_supported',
-           'new_run_dir', 'Job']
+__all__ = ['new_run_dir', 'Job']
 
 # %% ../nbs/12_job.ipynb 5
-IMPLEMENTED = {"algo.name": ("ppo", "impala", "dqn"), "topology.mode": ("co-located", "decoupled", "central-inference"),
-               "sync.aggregation": ("parameter-server", "allreduce", "hybrid")}
-
-def plane_problems(cfg: Config) -> list[str]:
-    "What this version cannot do with several learners or soft sync (the parameter plane, see `sync`)."
-    s, t, p = cfg.sync, cfg.topology, []
-    if not (t.num_learners > 1 or s.mode == "soft" or s.aggregation == "hybrid"): return p
-    if cfg.algo.name == "dqn":
-        p.append(f"algo.name = 'dqn' runs with one learner through replay: set topology.num_learners=1 and sync.mode=async "
-                 f"(got {t.num_learners} learners, sync.mode {s.mode!r}).")
-    if s.aggregation == "allreduce" and s.mode != "sync":
-        p.append(f"sync.aggregation = 'allreduce' needs sync.mode = 'sync' (a barrier), got {s.mode!r}: use parameter-server, "
-                 f"or hybrid for asynchronous workers.")
-    if s.aggregation == "hybrid" and s.mode == "soft":
-        p.append("sync.aggregation = 'hybrid' all-reduces among the learners at every step; sync.mode = 'soft' averages "
-                 "local deltas through the parameter server instead: use sync.mode sync or async, or aggregation parameter-server.")
-    if s.aggregation in ("allreduce", "hybrid"):
-        if cfg.run.runtime != "ray" and t.num_learners > 1:
-            p.append(f"sync.aggregation = {s.aggregation!r} with several learners needs run.runtime = 'ray' (one process per learner).")
-        if t.num_workers % t.num_learners:
-            p.append(f"sync.aggregation = {s.aggregation!r} needs topology.num_workers ({t.num_workers}) divisible by topology.num_learners "
-                     f"({t.num_learners}): every learner takes the same number of steps.")
-    return p
-
-FAULT_NAMES = ("poison", "kill_worker", "slow_worker", "kill_learner", "kill_replay_shard", "delay", "disk_full")
-
-def parse_fault(spec: str, index: int = 0) -> tuple[int, str, int, float]:
-    "`ENV_STEPS:FAULT[:WORKER[:SECONDS]]` as `(env_steps, fault, worker, seconds)`, or a `ConfigError` naming `run.faults[index]`."
-    parts = str(spec).split(":")
-    where = f"run.faults[{index}] = {spec!r}"
-    try:
-        at, fault = int(parts[0].replace("_", "")), parts[1]
-        worker = int(parts[2]) if len(parts) > 2 and parts[2] != "" else 0
-        seconds = float(parts[3]) if len(parts) > 3 else 0.05
-    except (IndexError, ValueError):
-        raise ConfigError([f"{where}: expected ENV_STEPS:FAULT[:WORKER[:SECONDS]], e.g. '20000:kill_worker:0'."]) from None
-    if fault not in FAULT_NAMES: raise ConfigError([f"{where}: unknown fault {fault!r}: expected one of {', '.join(FAULT_NAMES)}."])
-    if at < 0 or worker < 0 or len(parts) > 4: raise ConfigError([f"{where}: expected ENV_STEPS >= 0, WORKER >= 0 and at most 4 fields."])
-    return at, fault, worker, seconds
-
-DRILL_TARGETS = {"poison": "worker", "kill_worker": "worker", "slow_worker": "worker", "kill_replay_shard": "shard",
-                 "kill_learner": "learner", "delay": "learner", "disk_full": None}
-
-def drill_problem(fault: str, index: int, workers: int, shards: int, learners: int) -> Optional[str]:
-    "Why drill `fault` cannot hit `index` in a job of `workers` workers, `shards` replay shards and `learners` learners (None: it can)."
-    kind = DRILL_TARGETS[fault]
-    if kind is None:
-        return None if index == 0 else f"{fault} hits the run directory, not a component: leave the index 0 (got {index})."
-    n = {"worker": workers, "shard": shards, "learner": learners}[kind]
-    if kind == "shard" and n == 0: return f"{fault}: this job has no replay shards (replay.kind = 'none')."
-    if not 0 <= index < n:
-        return f"{fault} on {kind} {index}: this job has {n} {kind}{'s' * (n != 1)}, expected {'0' if n == 1 else f'an index in 0..{n - 1}'}."
-    if kind == "learner" and index:
-        return (f"{fault} on learner {index}: this version drills learner 0 only (the one that serves the weights); "
-                f"expected 0.")
-    return None
-
-def check_supported(cfg: Config) -> None:
-    "Raise `ConfigError` naming every setting this version cannot run yet."
-    problems = []
-    for key, allowed in IMPLEMENTED.items():
-        section, _, name = key.partition(".")
-        v = getattr(getattr(cfg, section), name)
-        if v not in allowed:
-            problems.append(f"{key} = {v!r} is not available yet in ddrl_lab {ddrl_lab.__version__}: "
-                            f"this version runs {key} = {' or '.join(map(repr, allowed))}.")
-    problems += plane_problems(cfg)
-    shards = cfg.replay.shards if cfg.replay.kind != "none" else 0
-    for i, spec in enumerate(cfg.run.faults):
-        try: _, fault, index, _ = parse_fault(spec, i)
-        except ConfigError as e: problems += e.problems; continue
-        p = drill_problem(fault, index, cfg.topology.num_workers, shards, cfg.topology.num_learners)
-        if p: problems.append(f"run.faults[{i}] = {spec!r}: {p}")
-    if cfg.topology.mode == "central-inference" and cfg.algo.name != "impala":
-        problems.append(f"topology.mode = 'central-inference' trains with V-trace on trajectories whose steps may come from "
-                        f"different versions: set algo.name=impala (got {cfg.algo.name!r}).")
-    if cfg.topology.mode == "co-located" and cfg.algo.name != "dqn" and (cfg.sync.mode != "sync" or cfg.replay.kind != "none"):
-        problems.append(f"topology.mode = 'co-located' samples then trains in one process (zero policy lag): it runs "
-                        f"{cfg.algo.name} with sync.mode = 'sync' and without replay (got sync.mode {cfg.sync.mode!r}, "
-                        f"replay.kind {cfg.replay.kind!r}); only dqn goes through replay there.")
-    if cfg.algo.name == "dqn" and cfg.sync.mode != "async" and not problems:
-        problems.append(f"algo.name = 'dqn' runs decoupled through replay (workers write, the learner samples): "
-                        f"set sync.mode=async (got {cfg.sync.mode!r}).")
-    env = env_problems(cfg.env, cfg.validation)
-    if not env: env = space_problems(*env_spaces(cfg.env))
-    if problems or env: raise ConfigError(problems + env)
-
-# %% ../nbs/12_job.ipynb 8
 def new_run_dir(out, name: str, cfg_hash: str) -> Path:
     "A fresh, uniquely named run directory `out/name-YYYYmmdd-HHMMSS-hash8`."
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -146,11 +52,8 @@ def new_run_dir(out, name: str, cfg_hash: str) -> Path:
 
 def _now() -> str: return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
-def _share(total: int, parts: int, i: int) -> int:
-    "Part `i` of `total` split into `parts` near-equal integers."
-    return total // parts + (i < total % parts)
 
-# %% ../nbs/12_job.ipynb 10
+# %% ../nbs/12_job.ipynb 7
 class Job:
     "A training run: run directory, components on a runtime, and the driver loop in a thread."
     def __init__(self, config, overrides=None, name: Optional[str] = None):
@@ -162,41 +65,14 @@ class Job:
         self._disk_full_until = 0.0                # the disk_full drill's end (monotonic clock)
         self.log = MetricsLog(guard=self._disk_guard)
         self.tensorboard: Optional[TensorBoardLog] = None      # run.tensorboard: the rows as scalars in RUN_DIR/tensorboard/
-        self.runtime = self.learner = None
+        self.runtime = None
         self.gpus_per_learner = 0           # GPUs each computing learner-side actor asks Ray for (see `learner_gpus`)
-        self.runners: list = []
-        self.shards: list = []
         c = self.config
         self.learner_cls = learner_class(c)
-        self.replay = c.replay.kind != "none"
-        self.central = c.topology.mode == "central-inference"               # workers step, the learner acts for them
-        self.plane = not self.central and (c.topology.num_learners > 1 or c.sync.mode == "soft"    # several learners, one set of weights
-                                           or c.sync.aggregation == "hybrid")
-        self.learners: list = []            # the gradient / local-step learners of the plane (self.learner: their server)
-        max_bytes = None if c.channel.max_mb is None else int(c.channel.max_mb * 2**20)
-        self.channel = Channel(c.channel.capacity, c.channel.high_watermark, c.channel.low_watermark, max_bytes) \
-            if c.sync.mode == "async" and not (self.replay or self.plane or self.central) else None
-        self.knobs = {k: getattr(c.algo, k) for k in self.learner_cls.KNOBS}
-        if not self.replay: self.knobs["max_staleness"] = c.sync.max_staleness
-        if self.channel is not None: self.knobs.update(high_watermark=c.channel.high_watermark, low_watermark=c.channel.low_watermark)
-        if self.replay: self.knobs["replay_capacity"] = c.replay.capacity
-        if not (self.replay or self.plane or self.central): self.knobs["num_workers"] = c.topology.num_workers   # live in these loops
-        if c.sync.mode == "soft" and self.plane: self.knobs.update(local_steps=c.sync.local_steps, window_ms=c.sync.window_ms)
-        if self.central:
-            self.knobs.pop("max_staleness", None)
-            self.knobs.update(inference_batch=c.topology.inference_batch, inference_timeout_ms=c.topology.inference_timeout_ms)
-        self._plane_stats: dict = {}        # sync_rtt_ms, barrier_wait_ms, grad lags ... for the next row
-        self._collect_s: dict = {}          # worker -> its seconds per segment (moving average), for balanced sync rounds
-        self.books = Counter()              # produced, trained, rejected, dropped_stale, dropped_stop
-        self.rejections: list[dict] = []    # provenance of the first rejected segments
-        self.rejected_by_worker, self.produced_by_worker = Counter(), Counter()
-        self.replay_added = Counter()       # shard -> transitions (env steps) sent to it
-        self.steps_by_worker = Counter()    # worker -> env steps produced
-        self.grad_lags = {d: Counter() for d in ("applied", "downweighted", "dropped")}   # async server: lag -> gradients
-        self._shard_incarnations: dict = {}  # shard -> incarnation id last seen
-        self._incarnations: dict = {}                       # worker -> incarnation id last seen
+        self.ledger = Ledger()              # the books, handed to the loop
+        self.knobs = loop_for(c).live_knobs(c, self.learner_cls.KNOBS)
+        self.loop: Loop = loop_for(c)(self)  # the topology: what is spawned, and how data moves between the parts
         self._learner_incarnation = None
-        self.codec = get_codec(c.channel.codec)
         self._knob_queue: queue.Queue = queue.Queue()
         self._schedule = sorted(parse_fault(s, i) for i, s in enumerate(c.run.faults))   # drills still to fire
         self._resume: Optional[dict] = None   # set by `Job.resume`: the run directory and records to continue
@@ -205,6 +81,20 @@ class Job:
         self._finished = False
         self._episode_wanted, self._episode_ckpt = threading.Event(), None   # record_episode() on a running job
         self.meta: dict = {}
+
+    # the loop's components and the ledger's books, under the names the records and drills use
+    learner = property(lambda self: self.loop.learner)
+    learners = property(lambda self: self.loop.learners)
+    runners = property(lambda self: self.loop.runners)
+    shards = property(lambda self: self.loop.shards)
+    channel = property(lambda self: self.loop.channel)
+    replay_added = property(lambda self: getattr(self.loop, "replay_added", Counter()))
+    books = property(lambda self: self.ledger.books)
+    rejections = property(lambda self: self.ledger.rejections)
+    produced_by_worker = property(lambda self: self.ledger.produced_by_worker)
+    rejected_by_worker = property(lambda self: self.ledger.rejected_by_worker)
+    steps_by_worker = property(lambda self: self.ledger.steps_by_worker)
+    def worker_shares(self, n: int) -> list[int]: return self.loop.worker_shares(n)   # (the barrier loop's)
 
     # -- lifecycle -------------------------------------------------------------------------
     @classmethod
@@ -252,9 +142,10 @@ class Job:
             self.run_dir, self.meta = self._resume["dir"], self._resume["meta"]
             self.log.path = self.run_dir / "metrics.jsonl"
             if self.log.path.exists(): self.log.rows = read_metrics(self.log.path).to_dict("records")
-            self.books = Counter(self.meta.get("books", {}))
-            self.produced_by_worker = Counter({int(k): v for k, v in self.meta.get("produced_by_worker", {}).items()})
-            self.rejected_by_worker = Counter({int(k): v for k, v in self.meta.get("rejected_by_worker", {}).items()})
+            led = self.ledger
+            led.books = Counter(self.meta.get("books", {}))
+            led.produced_by_worker = Counter({int(k): v for k, v in self.meta.get("produced_by_worker", {}).items()})
+            led.rejected_by_worker = Counter({int(k): v for k, v in self.meta.get("rejected_by_worker", {}).items()})
             self.meta.setdefault("resumed", []).append(dict(at=_now(), env_steps=self.log.rows[-1]["env_steps"] if self.log.rows else 0))
             self.meta.update(status="running", end=None)
         if c.run.tensorboard: self.tensorboard = TensorBoardLog(self.run_dir / "tensorboard", written=len(self.log.rows))
@@ -270,53 +161,13 @@ class Job:
         return self
 
     def _spawn(self) -> None:
-        "Wiring: one learner, `topology.num_workers` EnvRunners and, for replay, `replay.shards` ReplayShards on the runtime."
+        "The runtime (a local Ray cluster sized for this job, unless one was joined), then the loop's components on it."
         c = self.config
-        colocated = c.topology.mode == "co-located"      # acting and learning time-sliced in this one process
-        if self.runtime is None:
-            self.runtime = make_runtime("serial" if colocated else c.run.runtime, c.run.ray_address, num_cpus=math.ceil(self.cpus_needed()))
-        obs_space, act_space = env_spaces(c.env)
-        threads = dict(num_threads=os.cpu_count() or 1) if colocated else {}   # (torch's thread count is per process)
-        ckpt = str(self.run_dir / "checkpoints")
-        force = bool(self._resume and self._resume["force"])   # resuming under another config hash, on purpose
-        if self.central:                                         # SEED-style: the learner infers for every worker
-            self.learner = self.runtime.spawn(CentralLearner, c, obs_space, act_space, restartable=True, checkpoint_dir=ckpt,
-                                              force_checkpoint=force, num_gpus=self.gpus_per_learner)
-            self.runners = [self.runtime.spawn(EnvWorker, c, w, restartable=True, spread=True) for w in range(c.topology.num_workers)]
-            return
-        if self.plane and c.sync.aggregation in ("allreduce", "hybrid"):   # L learners in one all-reduce group
-            self.learners = [self.runtime.spawn(self.learner_cls, c, obs_space, act_space, checkpoint_dir=ckpt if l == 0 else None,
-                                                force_checkpoint=force, num_gpus=self.gpus_per_learner)
-                             for l in range(c.topology.num_learners)]   # one CPU each: they compute in lockstep
-            if len(self.learners) > 1:
-                addr = self.runtime.get(self.runtime.call(self.learners[0], "address"))
-                self.runtime.get([self.runtime.call(lr, "join_group", addr, l, len(self.learners)) for l, lr in enumerate(self.learners)])
-                sd = self.runtime.call(self.learners[0], "state_dict")    # one starting point: learner 0 may have resumed
-                self.runtime.get([self.runtime.call(lr, "load_state_dict", sd) for lr in self.learners[1:]])   # (optimizer too)
-            self.learner = self.learners[0]                       # allreduce: learner 0 serves the weights
-            if c.sync.aggregation == "hybrid":                    # hybrid: a parameter server serves what learner 0 publishes
-                self.learner = self.runtime.spawn(ParameterServer, c, obs_space, act_space, num_cpus=0, restartable=True)
-                self._publish()                                   # (it only relays weights: no CPU of its own)
-        elif self.plane:                                         # a parameter server and L gradient / local-step learners
-            self.learner = self.runtime.spawn(ParameterServer, c, obs_space, act_space, restartable=True, checkpoint_dir=ckpt,
-                                              force_checkpoint=force, num_cpus=0.5)
-            self.learners = [self.runtime.spawn(self.learner_cls, c, obs_space, act_space, restartable=True, num_cpus=0.5,
-                                                num_gpus=self.gpus_per_learner)
-                             for _ in range(c.topology.num_learners)]
-        else:                                                    # co-located: the one process's torch uses every core
-            self.learner = self.runtime.spawn(self.learner_cls, c, obs_space, act_space, restartable=True, checkpoint_dir=ckpt,
-                                              force_checkpoint=force, num_gpus=self.gpus_per_learner, **threads)
-        if self.replay:
-            r, S = c.replay, c.replay.shards
-            self.shards = [self.runtime.spawn(ReplayShard, shard_id=s, capacity=_share(r.capacity, S, s), kind=r.kind,
-                                              alpha=r.alpha, beta=r.beta, recency_half_life=r.recency_half_life,
-                                              n_step=c.algo.n_step, gamma=c.algo.gamma, seed=c.run.seed * 1000 + s,
-                                              snapshot_dir=str(self.run_dir / "replay" / f"shard-{s}"), codec=c.channel.codec,
-                                              num_cpus=0.5, restartable=True) for s in range(S)]
-        self.runners = [self.runtime.spawn(EnvRunner, c, w, restartable=True, spread=True, **threads) for w in range(c.topology.num_workers)]
-        states = (self._resume or {}).get("driver", {}) or {}
-        if len(states.get("runners", [])) == len(self.runners):   # resumed: every worker goes on from its saved state
-            self.runtime.get([self.runtime.call(w, "load_state_dict", sd) for w, sd in zip(self.runners, states["runners"])])
+        if self.runtime is None:     # co-located: acting and learning time-sliced in this one process
+            self.runtime = make_runtime("serial" if c.topology.mode == "co-located" else c.run.runtime, c.run.ray_address,
+                                        num_cpus=math.ceil(self.cpus_needed()))
+        self.loop.spawn(env_spaces(c.env), str(self.run_dir / "checkpoints"), bool(self._resume and self._resume["force"]),
+                        self.gpus_per_learner)
 
     def _join_cluster(self) -> None:
         """Join the cluster at `run.ray_address` and refuse (`ConfigError`, nothing spawned) a job whose actors ask for
@@ -329,19 +180,10 @@ class Job:
             self.runtime.shutdown(); self.runtime = None; raise
 
     def learner_gpus(self) -> int:
-        """GPUs each learner-side actor that computes (the learner, each of `topology.num_learners`, the central-inference
-        learner; not a parameter server) asks Ray for: 1 when `topology.device` is cuda, or auto on a cluster with one
-        for each of them; else 0 (co-located and serial jobs use the device in this process). A cuda config that asks
-        for more GPUs than the cluster has is refused (`ConfigError`, naming the key and both counts)."""
+        "GPUs each computing learner-side actor asks Ray for (see `topologies.gpus_per_learner`; refused with a `ConfigError`)."
         c = self.config
         if c.run.runtime != "ray" or c.topology.mode == "co-located" or c.topology.device == "cpu": return 0
-        need = c.topology.num_learners if self.plane else 1
-        have = self._cluster_gpus()
-        if have >= need: return 1
-        if c.topology.device == "auto": return 0
-        raise ConfigError([f"topology.device = 'cuda': this job's learners ask Ray for {need} GPU{'s' * (need != 1)} (one per learner"
-                           f"{f', topology.num_learners = {need}' if self.plane else ''}), but the cluster has {have:g}: set "
-                           f"topology.device=cpu or auto, use fewer topology.num_learners, or add GPU nodes."])
+        return gpus_per_learner(c, self.loop.gpu_learners(c), self._cluster_gpus())
 
     def _cluster_gpus(self) -> float:
         "GPUs of the cluster this job runs on: the one it joined, the one already started in this process, or the local one it will start."
@@ -353,13 +195,7 @@ class Job:
 
     def cpus_needed(self) -> float:
         "Logical CPUs this job's actors ask Ray for (a local cluster is started with at least this many)."
-        c = self.config
-        if self.plane and c.sync.aggregation == "allreduce": learners = c.topology.num_learners
-        elif self.plane and c.sync.aggregation == "hybrid": learners = c.topology.num_learners   # and a server that asks for none
-        elif self.plane: learners = 0.5 + 0.5 * c.topology.num_learners
-        else: learners = 1
-        if self.central: learners = 1
-        return c.topology.num_workers + learners + (0.5 * c.replay.shards if self.replay else 0)
+        return self.config.topology.num_workers + self.loop.learner_cpus(self.config)
 
     def _drive(self) -> None:
         try:
@@ -368,519 +204,27 @@ class Job:
         except BaseException as e:
             self._finish("stopped" if self._stop.is_set() else "failed", e)
 
-    # -- the two loops ----------------------------------------------------------------------
     def _loop(self) -> None:
+        "The row counters (carried on after a resume), then the loop."
         c = self.config
-        self._rows, self._last_row, self._rowed_at = RowBuilder(c.run.return_window, learners=max(1, len(self.learners))), None, (0, 0)
-        self._criteria = CriteriaCheck(c.criteria, c.topology.num_workers, self.log.rows[-1] if self._resume is not None and self.log.rows else None)
+        self.ledger.rows = RowBuilder(c.run.return_window, learners=max(1, len(self.learners)))
+        self._last_row, self._rowed_at = None, (0, 0)
+        last = self.log.rows[-1] if self._resume is not None and self.log.rows else None
+        self._criteria = CriteriaCheck(c.criteria, c.topology.num_workers, last)
         driver = (self._resume or {}).get("driver")
-        if driver:                                               # the counters go on from the checkpoint
-            r = self._rows
-            r.env_steps, r.updates, r.version, r.episodes = driver["env_steps"], driver["updates"], driver["version"], driver["episodes"]
-            r.rejected, r.restarts, r._last_steps = driver["rejected"], driver["restarts"], r.env_steps
-            r.poisoned = driver.get("poisoned", 0); r.timers.update(driver.get("timers", {}))
-            r.returns.extend(driver["returns"])
-            self.steps_by_worker = Counter({int(w): n for w, n in driver.get("steps_by_worker", {}).items()})
-        elif self._resume is not None and self.log.rows:        # an older checkpoint: the counters go on from the last row written
-            last, r = self.log.rows[-1], self._rows
-            r.env_steps, r.updates, r.version = int(last["env_steps"]), int(last["learner_updates"]), int(last["policy_version"])
-            r.restarts, r.rejected, r._last_steps = int(last.get("worker_restarts") or 0), int(last.get("rejected_segments") or 0), r.env_steps
-            r.timers.update({k: float(last[k]) for k in r.timers if last.get(k) is not None})
-        if self._resume is not None and self.log.rows:          # the clock goes on from the last row written
-            r = self._rows; r.t0 -= float(self.log.rows[-1]["time_s"]); r._last_t = r.t0 + float(self.log.rows[-1]["time_s"])
-        if self.central: self._loop_central()
-        elif self.plane and c.sync.mode == "sync": self._plane_sync()
-        elif self.plane: (self._plane_hybrid if c.sync.aggregation == "hybrid" else self._plane_pipelined)()
-        else: (self._loop_replay if self.replay else self._loop_async if c.sync.mode == "async" else self._loop_sync)()
+        if self._resume is not None: self._rows.restore(driver, last)      # the counters and the clock go on
+        if driver: self.ledger.steps_by_worker = Counter({int(w): n for w, n in driver.get("steps_by_worker", {}).items()})
+        self.loop.run()
         if self._rowed_at != (self._rows.updates, self.books["produced"]): self._row()   # the final state
 
-    def _running(self) -> bool:
+    # what a loop calls back
+    _rows = property(lambda self: self.ledger.rows)
+
+    def running(self) -> bool:
+        "The loop goes on: not stopped, and the env-step budget not reached."
         return not self._stop.is_set() and self._rows.env_steps < self.config.run.total_env_steps
 
-    def _loop_sync(self) -> None:
-        """Barrier: weights out to every idle worker, its segments back from each, one update. With
-        `sync.preempt_fraction` < 1 the round goes ahead once that fraction of workers has reported (DD-PPO's
-        preemption); a straggler keeps its segments in flight and they join a later round, one version behind.
-        Each worker makes one segment per round, or with `sync.balance_workers` its share (`worker_shares`)."""
-        rt = self.runtime
-        inflight: dict = {}                                  # worker -> [(meta, segment) refs] still being produced
-        while self._running():
-            self._apply_knobs()
-            n = len(self.runners)                             # workers may be added or removed live
-            for i in [i for i in inflight if i >= n]:
-                for _ in inflight.pop(i): self._lost(i)
-            need = max(1, math.ceil(self.config.sync.preempt_fraction * n))
-            weights = rt.call(self.learner, "get_weights")
-            shares = self.worker_shares(n)
-            for i, r in enumerate(self.runners):              # a worker's calls run in order: its last one done, all are
-                if i not in inflight: inflight[i] = [rt.call(r, "produce", weights, num_returns=2) for _ in range(shares[i])]
-            t0, got = time.monotonic(), []
-            while len(got) < need:                            # the barrier (all of them, unless preempting)
-                waiting = {inflight[i][-1][0]: i for i in inflight if i not in got}
-                got += [waiting[ref] for ref in rt.ready(list(waiting), timeout=0.05)]
-            waiting = {inflight[i][-1][0]: i for i in inflight if i not in got}
-            got += [waiting[ref] for ref in rt.ready(list(waiting), timeout=0)]   # and whoever else is done
-            self._note_plane(barrier_wait_s=time.monotonic() - t0)
-            if len(got) < n: self.books["preempted_rounds"] += 1
-            segments = []
-            for i in sorted(got):                             # a dead worker's segments are lost; the round goes on without it
-                for meta, seg in inflight.pop(i):
-                    try: m = rt.get(meta)
-                    except ActorDied: self._lost(i); continue
-                    self._produced(m); segments.append(seg); self._note_collect(i, m)
-            self._note_plane(round_segments=len(segments))
-            try: info = rt.get(rt.call(self.learner, "update", *segments, version_floor=self._rows.version))
-            except ActorDied:                       # the learner died: this round's segments are lost, counted
-                self.books["lost_with_learner"] += len(segments); time.sleep(0.2); continue
-            if self._trained(info): break
-        for i, calls in inflight.items():                     # stragglers' segments at the stop: produced, not trained
-            for meta, seg in calls:
-                try: m = rt.get(meta, timeout=10.0)
-                except Exception: self._lost(i); continue
-                self._produced(m)
-                if "rejected" not in m: self.books["dropped_stop"] += 1
-
-    def worker_shares(self, n: int) -> list[int]:
-        """Segments each of `n` workers makes in the next synchronous round: one each; with `sync.balance_workers`,
-        as many as it makes while the slowest makes one (from the seconds per segment each worker measured, a
-        moving average), at most `sync.max_segments_per_worker`, the per-worker cap. One each until all are measured."""
-        s = self.config.sync
-        secs = [self._collect_s.get(i) for i in range(n)]
-        if not s.balance_workers or None in secs: return [1] * n
-        slowest = max(secs)
-        return [int(min(s.max_segments_per_worker, max(1, math.floor(slowest / t + 0.25)))) for t in secs]
-
-    def _note_collect(self, worker: int, meta: dict) -> None:
-        "A worker's measured seconds per segment, as a moving average (what `worker_shares` balances on)."
-        if "collect_s" not in meta: return
-        old = self._collect_s.get(worker)
-        self._collect_s[worker] = meta["collect_s"] if old is None else 0.7 * old + 0.3 * meta["collect_s"]
-
-    def _loop_async(self) -> None:
-        "Decoupled through the channel (see above)."
-        rt, ch, n = self.runtime, self.channel, len(self.runners)
-        weights = rt.call(self.learner, "get_weights")
-        pending, held, update = {}, {i: None for i in range(n)}, None   # held: worker -> since when it was throttled
-        idle_since, n_batch = None, 0                                     # since when the learner has waited; size of the batch in flight
-        while self._running():
-            self._apply_knobs()
-            if len(self.runners) != n:                     # workers added or removed live
-                held.update({i: None for i in range(n, len(self.runners))})
-                n = len(self.runners)
-                for i in [i for i in held if i >= n]: del held[i]
-                for ref, (i, seg) in list(pending.items()):
-                    if i >= n: pending.pop(ref); ch.release(); self._lost(i)
-            for i, since in list(held.items()):            # relaunch idle workers while there is room
-                if not ch.reserve(timeout=0):
-                    if since is None: held[i] = time.monotonic()
-                    continue
-                if since is not None: ch.note_throttled(time.monotonic() - since)
-                del held[i]
-                meta, seg = rt.call(self.runners[i], "produce", weights, num_returns=2)
-                pending[meta] = (i, seg)
-            for ref in rt.ready(list(pending), timeout=0.002 if update is not None else 0.02):
-                i, seg = pending.pop(ref)
-                held[i] = None
-                try: meta = rt.get(ref)
-                except ActorDied: self._lost(i); ch.release(); continue
-                self._produced(meta)
-                if "rejected" in meta: ch.release()
-                else: ch.put(seg, meta["nbytes"], reserved=True)
-            if update is not None and rt.ready([update], timeout=0):
-                try: info = rt.get(update)
-                except ActorDied: info = None; self.books["lost_with_learner"] += n_batch
-                update = None
-                if info is not None and self._trained(info): break
-                weights = rt.call(self.learner, "get_weights")
-            if update is None:
-                batch = ch.get(n, timeout=0)
-                if batch:
-                    if idle_since is not None: ch.note_consumer_wait(time.monotonic() - idle_since); idle_since = None
-                    update = rt.call(self.learner, "update", *batch, max_staleness=self.knobs["max_staleness"],
-                                     version_floor=self._rows.version)
-                    n_batch = len(batch)
-                elif idle_since is None: idle_since = time.monotonic()   # the learner waits for data
-        # wind down: the update in flight is finished, segments in flight or queued are dropped, and counted
-        if update is not None:
-            try: self._trained(rt.get(update), final=True)
-            except ActorDied: self.books["lost_with_learner"] += n_batch
-        dropped = []
-        for ref in rt.ready(list(pending), timeout=10.0):
-            (i, seg) = pending.pop(ref)
-            ch.release()
-            try: meta = rt.get(ref)
-            except ActorDied: self._lost(i); continue
-            self._produced(meta)
-            if "rejected" not in meta: dropped.append(seg)
-        dropped += ch.drain("stop")
-        self.books["dropped_stop"] += len(dropped)
-        ch.release(len(pending))
-        if self.config.channel.codec == "shm":          # shared-memory blocks nobody will decode
-            for enc in dropped: self.codec.discard(rt.get(enc))
-
-
-    def _loop_replay(self) -> None:
-        """Off-policy through sharded replay: workers always have a segment in flight; each finished segment goes
-        to a shard by `route` (a worker always writes to the same shard when there are as many workers as shards,
-        so Atari frames are stored once across segments); the learner owes `updates_per_segment` gradient steps per segment once
-        `learning_starts` transitions are in, and takes them in one call, sampling each shard in proportion to
-        the priority mass the `ShardBalancer` last saw (refreshed every `rebalance_every` updates). New |TD|s go
-        back to the shards as priorities. Workers are held back while the learner owes more than a few segments' steps.
-        A finished update is taken as soon as it is seen, and before new segments are asked for, so they act with the
-        newest weights: co-located (every call runs at once, in this process) the workers act with the learner's latest version."""
-        rt, c, a = self.runtime, self.config, self.config.algo
-        S, n = len(self.shards), len(self.runners)
-        balancer = ShardBalancer(S, c.replay.rebalance_every, seed=c.run.seed)
-        max_k = max(1, int(round(a.updates_per_segment * n)))      # gradient steps per learner call, at most
-        weights = rt.call(self.learner, "get_weights", env_steps=0)
-        pending, idle, update = {}, set(range(n)), None
-        owed, inserted, sent = 0.0, 0, [0] * n                    # sent: segments each worker has sent to replay
-
-        def take_update() -> bool:
-            "A finished update: its priorities back to the shards, fresh weights for the next segments. True: stop."
-            nonlocal update, weights
-            if update is None or not rt.ready([update], timeout=0): return False
-            try: info = rt.get(update)
-            except ActorDied: info = None
-            update = None
-            if info is not None:
-                for sid, index, insert_index, td in info.pop("priorities"):
-                    rt.call(self.shards[sid], "update_priorities", index, insert_index, td)
-                if self._trained(info): return True
-            weights = rt.call(self.learner, "get_weights", env_steps=inserted)
-            return False
-
-        while self._running():
-            self._apply_knobs()
-            if take_update(): break
-            if owed <= 2 * max_k:                                 # backpressure: the learner must keep up
-                for i in sorted(idle):
-                    meta, seg = rt.call(self.runners[i], "produce", weights, num_returns=2)
-                    pending[meta] = (i, seg)
-                idle.clear()
-            busy = update is not None or owed >= 1                # the learner is at work or has work: wait briefly
-            for ref in rt.ready(list(pending), timeout=0.002 if busy else 0.02):
-                i, seg = pending.pop(ref); idle.add(i)
-                try: meta = rt.get(ref)
-                except ActorDied: self._lost(i); continue
-                self._produced(meta)
-                self._rows.add_returns(meta.get("episode_returns", []))   # none of an episode with a rejected step
-                if "rejected" in meta: continue
-                s = route(i, sent[i], n, S); sent[i] += 1
-                rt.call(self.shards[s], "add", seg)                # Ray keeps one caller's calls to an actor in order
-                self.books["in_replay"] += 1; self.replay_added[s] += meta["env_steps"]
-                inserted += meta["env_steps"]
-                if inserted >= a.learning_starts: owed += a.updates_per_segment
-            if take_update(): break
-            if update is None and owed >= 1:
-                k = min(int(owed), max_k); owed -= k
-                if balancer.due(self._rows.updates):
-                    balancer.refresh(rt.get([rt.call(sh, "mass") for sh in self.shards]), self._rows.updates)
-                counts = balancer.counts(k * a.batch_size)
-                samples = [rt.call(sh, "sample", int(m)) for sh, m in zip(self.shards, counts) if m > 0]
-                shares = balancer.shares.tolist() if c.replay.kind == "prioritized" else None
-                update = rt.call(self.learner, "update", *samples, env_steps=inserted, shares=shares,
-                                 version_floor=self._rows.version)
-        if update is not None:                                   # wind down: finish the update in flight
-            try: self._trained(rt.get(update), final=True)
-            except ActorDied: pass
-        for ref in rt.ready(list(pending), timeout=10.0):         # segments in flight: produced, not inserted, counted
-            i, seg = pending.pop(ref)
-            try: meta = rt.get(ref)
-            except ActorDied: self._lost(i); continue
-            self._produced(meta)
-            if "rejected" not in meta: self.books["dropped_stop"] += 1
-        self._replay_books()
-
-    def _replay_books(self) -> None:
-        """Transitions sent to each shard against what it holds in its books (`added`, carried through its
-        snapshots): the difference was lost when a shard died after its last snapshot. Exact once the
-        shard has taken every `add` sent to it (one caller's calls to an actor run in order)."""
-        ms = self.runtime.get([self.runtime.call(sh, "metrics") for sh in self.shards], timeout=30.0)
-        if self._note_shard_restarts(ms): ms = self.runtime.get([self.runtime.call(sh, "metrics") for sh in self.shards], timeout=30.0)
-        self.books["replay_lost_transitions"] = sum(max(0, self.replay_added[s] - m["added"]) for s, m in enumerate(ms))
-        self.meta["replay_shards"] = [{k: m[k] for k in ("replay_size", "replay_capacity", "added", "frames_stored", "restored_from", "restored_items", "added_at_snapshot")}
-                                      for m in ms]
-
-    def _note_shard_restarts(self, ms: list) -> bool:
-        "Count shards that came back since the last look, and give them the live capacity again (a snapshot holds its own)."
-        restarted = False
-        for s, m in enumerate(ms):
-            if self._shard_incarnations.setdefault(s, m["incarnation"]) != m["incarnation"]:
-                self._shard_incarnations[s] = m["incarnation"]; self.books["replay_shard_restarts"] += 1; restarted = True
-                cap = _share(self.knobs["replay_capacity"], len(self.shards), s)
-                if m["replay_capacity"] != cap: self.runtime.get(self.runtime.call(self.shards[s], "set_knobs", capacity=cap))
-        return restarted
-
-    # -- central inference (see `central`) -------------------------------------------------------------
-    def _loop_central(self) -> None:
-        """Workers step; the learner acts for them. Wait up to `inference_timeout_ms` for ready workers, send at most
-        `inference_batch` of them (their step results, by reference: observations go worker -> learner, never through
-        here) to one `act` call, and pass each returned action on to its worker. Update results are collected
-        every few milliseconds for the rows and the books.
-
-        Each worker call returns a small ticket beside its step, and the driver reads only tickets. A call that
-        failed (its worker died, or the learner whose actions it waited for) shows in its ticket: that worker is
-        asked for its observations again, which Ray delivers once it has restarted the process; a new incarnation
-        is counted as a restart, and the learner drops and counts the steps the old process made since its last
-        segment (`lost_transitions`)."""
-        rt, W = self.runtime, len(self.runners)
-        calls = {i: rt.call(w, "first", num_returns=2) for i, w in enumerate(self.runners)}   # worker -> (ticket, step)
-        failing: dict = {}                                    # worker -> since when its calls fail
-        order = list(range(W))                               # longest-waiting first: a small batch serves all in turn
-        collected_at = time.monotonic()
-        while self._running():
-            self._apply_knobs()
-            cap = int(self.knobs["inference_batch"]) or W
-            tickets = [calls[i][0] for i in order]
-            ready = set(rt.ready(tickets, timeout=0))
-            if len(ready) < cap: ready = set(rt.ready(tickets, timeout=self.knobs["inference_timeout_ms"] / 1000.0))
-            ids = []
-            for i in [i for i in order if calls[i][0] in ready][:cap]:
-                try: ticket = rt.get(calls[i][0])
-                except Exception as e:                       # the worker or the learner died under this call
-                    if time.monotonic() - failing.setdefault(i, time.monotonic()) > 120:
-                        raise RuntimeError(f"worker {i}: its calls have failed for 2 minutes, the last with {e!r}") from e
-                    calls[i] = rt.call(self.runners[i], "first", num_returns=2)
-                    continue
-                failing.pop(i, None); self._note_incarnation(i, ticket["incarnation"]); ids.append(i)
-            order = [i for i in order if i not in ids] + ids
-            if ids:
-                out = rt.call(self.learner, "act", *[calls[i][1] for i in ids], num_returns=len(ids), version_floor=self._rows.version)
-                for i, action in zip(ids, out if len(ids) > 1 else [out]): calls[i] = rt.call(self.runners[i], "step", action, num_returns=2)
-            if time.monotonic() - collected_at >= 0.05 or not ids:
-                collected_at, done = time.monotonic(), False
-                try: got = rt.get(rt.call(self.learner, "collect"))
-                except ActorDied: continue                    # the learner is restarting: collect next time
-                self.books["lost_transitions"] += got["lost_steps"]
-                for info in got["infos"]:
-                    for meta in info.pop("produced"): self._produced(dict(meta, incarnation=self._incarnations.get(meta["worker_id"])))
-                    if self._trained(info): done = True; break
-                if done: break
-
-    # -- the parameter plane: several learners, one set of weights (see `sync`) ----------------------
-    def _plane_sync(self) -> None:
-        """Barrier over learners: one segment from every worker, split into equal shares; each learner computes on
-        its share; the parameter server applies the average (or, with all-reduce, every learner steps on the
-        averaged gradients itself; hybrid: they all-reduce, then learner 0 publishes the new weights to the parameter
-        server the workers read from). A dead worker's segment is lost and the round goes on without it."""
-        rt, L = self.runtime, len(self.learners)
-        hybrid = self.config.sync.aggregation == "hybrid"
-        allreduce = hybrid or self.config.sync.aggregation == "allreduce"
-        while self._running():
-            self._apply_knobs()
-            weights = rt.call(self.learner, "get_weights")
-            calls = [rt.call(r, "produce", weights, num_returns=2) for r in self.runners]
-            segments = []
-            for i, (meta, seg) in enumerate(calls):
-                try: self._produced(rt.get(meta)); segments.append(seg)
-                except ActorDied: self._lost(i)
-            t0 = time.monotonic()
-            refs = [rt.call(lr, "update", *segments[l::L]) if allreduce else rt.call(lr, "gradients", weights, *segments[l::L])
-                    for l, lr in enumerate(self.learners)]
-            done_at, waiting = [], list(refs)
-            while waiting:                                     # the barrier: when did each learner finish?
-                for r in rt.ready(waiting, timeout=0.05): waiting.remove(r); done_at.append(time.monotonic())
-            try:
-                infos = rt.get(refs)
-                server = None if hybrid else infos[0] if allreduce else rt.get(rt.call(self.learner, "apply_round", *refs))
-            except ActorDied:
-                self.books["lost_with_learner"] += len(segments); time.sleep(0.2); continue
-            if hybrid: server = self._publish()
-            self._note_plane(rtt_s=[d - t0 for d in done_at], barrier_wait_s=max(done_at) - min(done_at))
-            if self._trained(self._merge(infos, server)): break
-
-    def _plane_pipelined(self) -> None:
-        """async / soft: workers keep a short queue of segments filled; an idle learner takes its share (`local_steps`
-        shares in soft mode) with the newest weights. async: each gradient goes to the server as it comes back and is
-        applied, down-weighted or dropped by its staleness. soft: each delta joins the open round; the server adds the
-        round's mean delta once `window_ms` have passed since its first push, and a push that misses it joins the next."""
-        rt, c = self.runtime, self.config
-        L, W, soft = len(self.learners), len(self.runners), c.sync.mode == "soft"
-        per = max(1, W // L)                                   # segments in one gradient (one local step)
-        window = SoftWindow(self.knobs["window_ms"]) if soft else None
-        weights = rt.call(self.learner, "get_weights")
-        ready, pending, idle_workers = deque(), {}, set(range(W))
-        busy, idle_learners = {}, list(range(L))
-        while self._running():
-            self._apply_knobs()
-            k = int(self.knobs["local_steps"]) if soft else 1
-            if len(ready) < per * k * L: self._launch(pending, idle_workers, weights)   # backpressure: a short queue
-            ready.extend(seg for _, seg in self._harvest(pending, idle_workers))
-            while idle_learners and len(ready) >= per * k:
-                l = idle_learners.pop(0)
-                segs = [ready.popleft() for _ in range(per * k)]
-                ref = rt.call(self.learners[l], "local_round", weights, *segs, steps=k) if soft \
-                    else rt.call(self.learners[l], "gradients", weights, *segs)
-                busy[ref] = (l, len(segs), time.monotonic())
-            done = False
-            for ref in rt.ready(list(busy), timeout=0.002):
-                l, n, t0 = busy.pop(ref); idle_learners.append(l)
-                try: info = rt.get(ref)
-                except ActorDied: self.books["lost_with_learner"] += n; continue
-                self._note_plane(rtt_s=[time.monotonic() - t0])
-                if soft: window.arrive((ref, info)); continue
-                try: push = rt.get(rt.call(self.learner, "push", ref))
-                except ActorDied: self.books["lost_with_learner"] += info["trained"]; continue
-                if push["decision"] != "empty":                 # every gradient pushed: applied, down-weighted or dropped
-                    self.books["gradients_pushed"] += 1; self.books[f"gradients_{push['decision']}"] += 1
-                    self.grad_lags[push["decision"]][push["lag"]] += 1
-                if push["decision"] == "dropped": info["dropped_stale"] += info["trained"]; info["trained"] = 0
-                if push["decision"] == "downweighted": self.books["downweighted_stale"] += 1
-                self._note_plane(grad_lags=[push["lag"]])
-                weights = rt.call(self.learner, "get_weights")
-                if self._trained(self._merge([info], push)): done = True; break
-            if done: break
-            if soft:
-                window.window_s = self.knobs["window_ms"] / 1000.0
-                if window.due():
-                    items = window.close()
-                    try: server = rt.get(rt.call(self.learner, "apply_deltas", *[r for r, _ in items]))
-                    except ActorDied: self.books["lost_with_learner"] += sum(i["trained"] for _, i in items); continue
-                    self.books["late_pushes"] += server["late"]
-                    self._note_plane(grad_lags=[server["policy_version"] - 1 - i["base_version"] for _, i in items])
-                    weights = rt.call(self.learner, "get_weights")
-                    if self._trained(self._merge([i for _, i in items], server)): break
-        # wind down: nothing more is applied; what was in flight or queued is counted as dropped at the stop
-        unapplied = sum(i["trained"] for _, i in window.close()) if soft else 0
-        for ref in rt.ready(list(busy), timeout=10.0):
-            l, n, _ = busy.pop(ref)
-            try: info = rt.get(ref); unapplied += info["trained"]; self.books["rejected"] += info["rejected"]
-            except ActorDied: self.books["lost_with_learner"] += n
-        self.books["lost_with_learner"] += sum(n for _, n, _ in busy.values())
-        for ref in rt.ready(list(pending), timeout=10.0):
-            i, seg = pending.pop(ref)
-            try: meta = rt.get(ref)
-            except ActorDied: self._lost(i); continue
-            self._produced(meta)
-            if "rejected" not in meta: unapplied += 1
-        self.books["dropped_stop"] += unapplied + len(ready)
-
-    def _plane_hybrid(self) -> None:
-        """hybrid, async: the parameter server faces the workers, all-reduce joins the learners. Workers run ahead on
-        the weights the server last published, keeping a short queue of segments filled; whenever the learners are
-        idle and the queue holds a share for each, they take one step in lockstep (all-reduce), and learner 0
-        publishes the new weights to the server. A segment more than `max_staleness` versions behind the server is
-        dropped here, before the round, so every learner gets the same number of segments (counted, with its lag)."""
-        rt = self.runtime
-        L, W = len(self.learners), len(self.runners)
-        per = max(1, W // L)                                   # segments per learner per step
-        weights = rt.call(self.learner, "get_weights")
-        version = self._rows.version
-        ready, pending, idle_workers = deque(), {}, set(range(W))
-        round_refs, t0, stale = None, 0.0, []
-        while self._running():
-            self._apply_knobs()
-            if len(ready) < 2 * per * L: self._launch(pending, idle_workers, weights)   # backpressure: a short queue
-            ready.extend((meta["policy_version"], seg) for meta, seg in self._harvest(pending, idle_workers))
-            if round_refs is None:
-                fresh = [(v, s) for v, s in ready if version - v <= self.knobs["max_staleness"]]
-                stale += [version - v for v, _ in ready if version - v > self.knobs["max_staleness"]]
-                ready = deque(fresh)
-                if len(ready) >= per * L:
-                    segs = [ready.popleft() for _ in range(per * L)]
-                    lags = [version - v for v, _ in segs]
-                    round_refs = [rt.call(lr, "update", *[s for _, s in segs[l::L]]) for l, lr in enumerate(self.learners)]
-                    t0 = time.monotonic()
-            if round_refs is not None and len(rt.ready(round_refs, timeout=0.002)) == L:
-                refs, round_refs = round_refs, None
-                try: infos = rt.get(refs)
-                except ActorDied: self.books["lost_with_learner"] += per * L; continue
-                server = self._publish()
-                self._note_plane(rtt_s=[time.monotonic() - t0], grad_lags=lags)
-                weights, version = rt.call(self.learner, "get_weights"), server["policy_version"]
-                info = self._merge(infos, server)
-                info["dropped_stale"] += len(stale); info["dropped_lags"] += stale; stale = []
-                if self._trained(info): break
-        # wind down: the round in flight finishes and is counted; queued and in-flight segments are dropped at the stop
-        if round_refs is not None:
-            try: self._trained(self._merge(rt.get(round_refs), self._publish()), final=True)
-            except ActorDied: self.books["lost_with_learner"] += per * L
-        self.books["dropped_stale"] += len(stale)
-        unapplied = len(ready)
-        for ref in rt.ready(list(pending), timeout=10.0):
-            i, seg = pending.pop(ref)
-            try: meta = rt.get(ref)
-            except ActorDied: self._lost(i); continue
-            self._produced(meta)
-            if "rejected" not in meta: unapplied += 1
-        self.books["dropped_stop"] += unapplied
-
-    def _launch(self, pending: dict, idle_workers: set, weights) -> None:
-        "Every idle worker starts a segment with `weights`; `pending` maps its meta ref to `(worker, segment ref)`."
-        for i in sorted(idle_workers):
-            meta, seg = self.runtime.call(self.runners[i], "produce", weights, num_returns=2); pending[meta] = (i, seg)
-        idle_workers.clear()
-
-    def _harvest(self, pending: dict, idle_workers: set) -> list:
-        "The `(meta, segment ref)` of every finished, accepted segment; its worker is idle again. Lost and rejected ones are counted."
-        out = []
-        for ref in self.runtime.ready(list(pending), timeout=0.002):
-            i, seg = pending.pop(ref); idle_workers.add(i)
-            try: meta = self.runtime.get(ref)
-            except ActorDied: self._lost(i); continue
-            self._produced(meta)
-            if "rejected" not in meta: out.append((meta, seg))
-        return out
-
-    def _publish(self) -> dict:
-        """Hybrid: learner 0's weights to the parameter server the workers read from. A server that died is
-        restarted by the runtime (empty) and gets them again here: it holds nothing that is not on learner 0."""
-        rt = self.runtime
-        for attempt in range(100):
-            try: return rt.get(rt.call(self.learner, "publish", rt.call(self.learners[0], "get_weights")))
-            except ActorDied:
-                if attempt == 99: raise
-                time.sleep(0.1)
-
-    def _merge(self, infos: list[dict], server: dict) -> dict:
-        "Several learners' results as one update result, with the server's version and identity."
-        out = {k: sum(i[k] for i in infos) for k in ("segments", "rejected", "dropped_stale", "trained", "env_steps")}
-        for k in ("episode_returns", "version_lags", "dropped_lags", "rejections"): out[k] = [x for i in infos for x in i.get(k, [])]
-        stats = {k for i in infos for k, v in i.items() if isinstance(v, float)}
-        out.update({k: float(np.mean([i[k] for i in infos if k in i])) for k in stats})
-        out.update({k: sum(i.get(k, 0.0) for i in infos) for k in ("update_s", "decode_s")})   # the learners' time adds up
-        out.update(policy_version=server["policy_version"], incarnation=server["incarnation"], restored_from=server["restored_from"])
-        return out
-
-    def _note_plane(self, rtt_s=(), barrier_wait_s=None, grad_lags=(), round_segments=None) -> None:
-        p = self._plane_stats
-        p.setdefault("rtt", []).extend(rtt_s); p.setdefault("lags", []).extend(grad_lags)
-        if barrier_wait_s is not None: p.setdefault("barrier", []).append(barrier_wait_s)
-        if round_segments is not None: p.setdefault("round", []).append(round_segments)
-
-    def _plane_row(self) -> dict:
-        "Parameter-plane figures since the last row: learner round trips, barrier waits, gradient lags, stale counts."
-        p, self._plane_stats = self._plane_stats, {}
-        mean = lambda xs, f=1.0: float(np.mean(xs)) * f if xs else math.nan
-        b = self.books
-        if not self.plane:
-            return dict(barrier_wait_ms=mean(p.get("barrier"), 1e3), preempted_rounds=b["preempted_rounds"],
-                        round_segments=mean(p.get("round"))) if self.config.sync.mode == "sync" else {}
-        return dict(sync_rtt_ms=mean(p.get("rtt"), 1e3), barrier_wait_ms=mean(p.get("barrier"), 1e3),
-                    grad_lag_mean=mean(p.get("lags")), grad_lag_max=int(max(p.get("lags") or [0])),
-                    downweighted_stale=b["downweighted_stale"], late_pushes=b["late_pushes"], num_learners=len(self.learners))
-
-    # -- accounting -------------------------------------------------------------------------
-    def _note_incarnation(self, w: int, incarnation: str) -> None:
-        if self._incarnations.setdefault(w, incarnation) != incarnation:
-            self._incarnations[w] = incarnation                     # the worker came back after a restart
-            self.books["worker_restarts"] += 1; self._rows.restarts += 1
-
-    def _produced(self, meta: dict) -> None:
-        w = meta["worker_id"]
-        self._note_incarnation(w, meta["incarnation"])
-        self.books["produced"] += 1; self.produced_by_worker[w] += 1; self.steps_by_worker[w] += meta["env_steps"]
-        self._rows.produced(meta)
-        if "rejected" in meta:
-            self.books["rejected"] += 1; self.rejected_by_worker[meta["worker_id"]] += 1
-            if len(self.rejections) < 100: self.rejections.append(meta["rejected"])
-
-    def _lost(self, worker: int) -> None:
-        "A call to a dead or restarting worker failed: its segment was never produced; counted as lost."
-        self.books["lost_in_flight"] += 1
-
-    def _trained(self, info: dict, final: bool = False) -> bool:
+    def trained(self, info: dict, final: bool = False) -> bool:
         "Fold in one update; write a row when due. True when the run is done."
         c, rows = self.config, self._rows
         if self._learner_incarnation not in (None, info["incarnation"]):
@@ -891,9 +235,7 @@ class Job:
             self.runtime.get(self.runtime.call(self.learner, "set_knobs", **knobs))
         self._learner_incarnation = info["incarnation"]
         for k in ("trained", "rejected", "dropped_stale"): self.books[k] += info[k]
-        for r in info["rejections"]:
-            self.rejected_by_worker[r["worker_id"]] += 1
-            if len(self.rejections) < 100: self.rejections.append(r)
+        for r in info["rejections"]: self.ledger.reject(r)
         rows.add(info)
         done = final or (c.run.target_return is not None and rows.return_mean >= c.run.target_return) \
             or rows.env_steps >= c.run.total_env_steps
@@ -904,16 +246,8 @@ class Job:
         return done
 
     def _row(self) -> None:
-        "Append one metrics row: the contract keys, learner stats, channel and books, live knobs."
-        extra = self.channel.metrics() if self.channel is not None else {}
-        extra = {k: v for k, v in extra.items() if not k.startswith("knob_")}
-        if self.shards: extra.update(self._replay_metrics())
-        if self.central:
-            try: extra.update({k: v for k, v in self.runtime.get(self.runtime.call(self.learner, "metrics"), timeout=5.0).items()
-                               if k.startswith("inference_")})
-            except Exception: pass
-            extra["lost_transitions"] = self.books["lost_transitions"]
-        extra.update(self._plane_row())
+        "Append one metrics row: the contract keys, learner stats, the loop's figures and the books, live knobs."
+        extra = self.loop.row()
         b = self.books
         self.log.append(self._criteria(self._rows.row(**getattr(self, "_stats", {}), **extra, produced_segments=b["produced"],
                                        trained_segments=b["trained"], dropped_stale=b["dropped_stale"],
@@ -926,17 +260,6 @@ class Job:
         if self.tensorboard is not None:
             try: self._disk_guard(); self.tensorboard.write(self.log.rows)
             except OSError: pass                 # (the disk_full drill) these rows go out with the next ones
-
-    def _replay_metrics(self) -> dict:
-        "Replay size and capacity over all shards (a shard that does not answer in time is left out of this row)."
-        rt = self.runtime
-        try: ms = rt.get([rt.call(sh, "metrics") for sh in self.shards], timeout=5.0)
-        except Exception: return {}
-        self._note_shard_restarts(ms)
-        return dict(replay_size=sum(m["replay_size"] for m in ms), replay_capacity=sum(m["replay_capacity"] for m in ms),
-                    replay_bytes=sum(m["replay_bytes"] for m in ms),
-                    in_replay_segments=self.books["in_replay"], replay_shard_restarts=self.books["replay_shard_restarts"],
-                    replay_lost_transitions=sum(max(0, self.replay_added[s] - m["added"]) for s, m in enumerate(ms)))
 
     def _finish(self, status: str, error: Optional[BaseException] = None) -> None:
         "Checkpoint, tear everything down, and write meta.json, rejections and the report: once."
@@ -956,7 +279,7 @@ class Job:
                              rejected_by_worker={str(k): v for k, v in sorted(self.rejected_by_worker.items())})
             self.meta.update(metrics_write_failures=self.log.write_failures)
             if getattr(self, "_rows", None) is not None: self.meta.update(poisoned_episodes=self._rows.poisoned)
-            if self.plane: self.meta["gradient_lags"] = {d: {str(k): v for k, v in sorted(c.items())} for d, c in self.grad_lags.items()}
+            self.meta.update(self.loop.finish_meta())
             if self.run_dir is not None:
                 self._disk_full_until = 0.0          # records at the end are written whatever a drill said
                 self.log.flush()                     # rows kept back by a failing disk
@@ -1014,10 +337,8 @@ class Job:
         each worker's state (`EnvRunner.state_dict`; left out if a worker cannot answer). Plain data and tensors."""
         r = getattr(self, "_rows", None)
         if r is None: return {}                          # the loop never started: nothing to go on from
-        d = dict(books=dict(self.books), env_steps=r.env_steps, updates=r.updates, version=r.version, episodes=r.episodes,
-                 rejected=r.rejected, restarts=r.restarts, returns=[float(x) for x in r.returns], poisoned=r.poisoned,
-                 steps_by_worker={str(w): n for w, n in self.steps_by_worker.items()}, timers=dict(r.timers))
-        if not self.central and self.runners:
+        d = dict(books=dict(self.books), steps_by_worker={str(w): n for w, n in self.steps_by_worker.items()}, **r.state())
+        if self.loop.runner_states() and self.runners:
             try: d["runners"] = self.runtime.get([self.runtime.call(w, "state_dict") for w in self.runners], timeout=5.0)
             except Exception: pass                       # a worker restarting: the resume starts all workers afresh
         return d
@@ -1026,13 +347,10 @@ class Job:
         """Write the learner's state to checkpoints/ (write, then rename: never a half-written file).
         A failed write is counted and left for the next checkpoint; the run goes on."""
         import torch
-        hybrid = self.config.sync.aggregation == "hybrid" and self.learners   # the server holds weights only: learner 0 the rest
-        sd = self.runtime.get(self.runtime.call(self.learners[0] if hybrid else self.learner, "state_dict"))
+        sd = self.runtime.get(self.runtime.call(self.loop.state_actor(), "state_dict"))
         sd["config_hash"] = self.hash                    # a resume under another config is refused unless forced
         sd["driver"] = self._driver_state()
-        if self.shards:                      # each replay shard snapshots itself (write, then rename) next to the learner
-            try: self.runtime.get([self.runtime.call(sh, "snapshot") for sh in self.shards], timeout=60.0)
-            except Exception as e: self.books["snapshot_failures"] += 1; self.meta["last_snapshot_error"] = repr(e)
+        self.loop.snapshot()                 # (replay: each shard snapshots itself next to the learner)
         path = self.run_dir / "checkpoints" / f"learner-v{sd['version']:06d}.pt"
         tmp = path.with_suffix(".pt.tmp")
         try:
@@ -1045,23 +363,10 @@ class Job:
             self.meta["last_checkpoint_error"] = str(e)
             return None
 
-    KNOB_KEYS = {"lr": "algo.lr", "ent_coef": "algo.ent_coef", "clip_coef": "algo.clip_coef", "epochs": "algo.epochs",
-                 "target_update_every": "algo.target_update_every", "max_staleness": "sync.max_staleness",
-                 "local_steps": "sync.local_steps", "window_ms": "sync.window_ms",
-                 "high_watermark": "channel.high_watermark", "low_watermark": "channel.low_watermark",
-                 "replay_capacity": "replay.capacity", "inference_batch": "topology.inference_batch",
-                 "inference_timeout_ms": "topology.inference_timeout_ms", "num_workers": "topology.num_workers"}
-
+    KNOB_KEYS = KNOB_KEYS
     def knob_specs(self) -> dict:
         "Each live knob: its config key, type, allowed range (from the config's validation) and current value."
-        out = {}
-        for name, value in self.knobs.items():
-            section, _, key = self.KNOB_KEYS[name].partition(".")
-            f = {f.name: f for f in dataclasses.fields(type(getattr(self.config, section)))}[key]
-            m = f.metadata
-            out[name] = dict(key=self.KNOB_KEYS[name], type="int" if isinstance(f.default, int) and not isinstance(f.default, bool) else "float",
-                             lo=m.get("lo"), hi=m.get("hi"), lo_open=m.get("lo_open", False), value=value)
-        return out
+        return {name: knob_spec(self.config, name, value) for name, value in self.knobs.items()}
 
     def update(self, **knobs) -> None:
         """Change live knobs of the running job. Values are checked exactly as the config checks them (types,
@@ -1080,7 +385,8 @@ class Job:
         self.knobs.update(marks)
         self._knob_queue.put({k: v for k, v in knobs.items() if k not in marks})
 
-    def _apply_knobs(self) -> None:
+    def apply_knobs(self) -> None:
+        "Fire the drills that are due and apply the knob changes queued by `update` (from the loop's thread)."
         while self._schedule and self._rows.env_steps >= self._schedule[0][0]:     # scheduled drills that are due
             at, fault, worker, seconds = self._schedule.pop(0)
             fired = dict(fault=fault, worker=worker, at_env_steps=self._rows.env_steps)
@@ -1090,18 +396,8 @@ class Job:
             self.meta.setdefault("faults_fired", []).append(fired)
         changed = {}
         while not self._knob_queue.empty(): changed.update(self._knob_queue.get_nowait())
-        learner = {k: v for k, v in changed.items() if k in self.learner_cls.KNOBS}
-        if self.plane and "max_staleness" in changed and not self.learners[0] is self.learner:
-            self.runtime.get(self.runtime.call(self.learner, "set_knobs", max_staleness=changed["max_staleness"]))
-        if learner:            # the server (or the single learner) and every learner of the plane
-            targets = [self.learner] + [lr for lr in self.learners if lr is not self.learner]
-            self.runtime.get([self.runtime.call(t, "set_knobs", **learner) for t in targets])
+        self.loop.apply(changed, self.learner_cls.KNOBS)       # the learner's knobs to its learners, the loop's to its parts
         if "num_workers" in changed: self._resize_workers(int(changed["num_workers"]))
-        if "replay_capacity" in changed:          # each shard holds its share; shrinking evicts the oldest first
-            S = len(self.shards)
-            for s, sh in enumerate(self.shards):   # a shard restarting now gets it when its restart is noticed
-                try: self.runtime.get(self.runtime.call(sh, "set_knobs", capacity=_share(changed["replay_capacity"], S, s)))
-                except ActorDied: pass
         self.knobs.update(changed)
 
     def _resize_workers(self, n: int) -> None:
@@ -1136,14 +432,8 @@ class Job:
             raise ValueError(f"fault {fault!r}: drills hit a running job, and this one is {self.status}")
         p = drill_problem(fault, worker, len(self.runners), len(self.shards), max(1, len(self.learners)))
         if p: raise ValueError(p)
-        rt = self.runtime
-        if fault == "poison": rt.get(rt.call(self.runners[worker], "set_knobs", poison=True))
-        elif fault == "kill_worker": rt.crash(self.runners[worker])
-        elif fault == "slow_worker": rt.get(rt.call(self.runners[worker], "set_knobs", delay_s=seconds))
-        elif fault == "kill_learner": rt.crash(self.learner)
-        elif fault == "kill_replay_shard": rt.crash(self.shards[worker])
-        elif fault == "delay": rt.get(rt.call(self.learner, "set_knobs", delay_s=seconds))
-        elif fault == "disk_full": self._disk_full_until = time.monotonic() + seconds
+        if fault == "disk_full": self._disk_full_until = time.monotonic() + seconds
+        else: self.loop.strike(fault, worker, seconds)
 
     def metrics(self) -> pd.DataFrame:
         "The metrics rows so far."
@@ -1170,3 +460,4 @@ class Job:
 def _stop_at_exit(ref) -> None:
     job = ref()
     if job is not None: job.stop(timeout=5)
+

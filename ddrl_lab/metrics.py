@@ -52,6 +52,25 @@ class RowBuilder:
         good = [float(r) for r in returns if math.isfinite(r)]
         self.returns.extend(good); self.episodes += len(good); self.poisoned += len(returns) - len(good)
 
+    def state(self) -> dict:
+        "The counters and the return window as plain data: what a checkpoint carries so that a resumed run goes on exactly."
+        return dict(env_steps=self.env_steps, updates=self.updates, version=self.version, episodes=self.episodes, rejected=self.rejected,
+                    restarts=self.restarts, returns=[float(x) for x in self.returns], poisoned=self.poisoned, timers=dict(self.timers))
+
+    def restore(self, state: Optional[dict] = None, last_row: Optional[dict] = None) -> None:
+        """Go on after a resume: from a checkpoint's `state`, else (an older checkpoint) from the last row written,
+        and the clock from that row's `time_s`."""
+        if state:
+            self.env_steps, self.updates, self.version, self.episodes = state["env_steps"], state["updates"], state["version"], state["episodes"]
+            self.rejected, self.restarts, self.poisoned = state["rejected"], state["restarts"], state.get("poisoned", 0)
+            self.timers.update(state.get("timers", {})); self.returns.extend(state["returns"])
+        elif last_row:
+            self.env_steps, self.updates, self.version = int(last_row["env_steps"]), int(last_row["learner_updates"]), int(last_row["policy_version"])
+            self.restarts, self.rejected = int(last_row.get("worker_restarts") or 0), int(last_row.get("rejected_segments") or 0)
+            self.timers.update({k: float(last_row[k]) for k in self.timers if last_row.get(k) is not None})
+        self._last_steps = self.env_steps
+        if last_row: self.t0 -= float(last_row["time_s"]); self._last_t = self.t0 + float(last_row["time_s"])
+
     def add(self, info: dict) -> None:
         "Fold in one learner update's result."
         self.rejected += info["rejected"]
