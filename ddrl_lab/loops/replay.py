@@ -5,11 +5,13 @@
 # %% ../../nbs/11d_replay_loop.ipynb 2
 from __future__ import annotations
 
+import math
 import os
 from collections import Counter
 
 from ..config import Config
 from .base import Loop, share
+from ..ratelimit import RateLimiter
 from ..replay_shard import ReplayShard, ShardBalancer, route
 from ..runtime import ActorDied
 
@@ -60,10 +62,11 @@ class ReplayLoop(Loop):
         rt, c, a, job, led = self.rt, self.config, self.config.algo, self.job, self.ledger
         S, n = len(self.shards), len(self.runners)
         balancer = ShardBalancer(S, c.replay.rebalance_every, seed=c.run.seed)
-        max_k = max(1, int(round(a.updates_per_segment * n)))      # gradient steps per learner call, at most
+        limiter, max_k = self.rate_limiter(n)
+        owed = lambda: limiter.metrics()["diff"] - limiter.min_diff      # gradient steps the learner may take now
         weights = rt.call(self.learner, "get_weights", env_steps=0)
         pending, idle, update = {}, set(range(n)), None
-        owed, inserted, sent = 0.0, 0, [0] * n                    # sent: segments each worker has sent to replay
+        inserted, sent = 0, [0] * n                               # sent: segments each worker has sent to replay
 
         def take_update() -> bool:
             "A finished update: its priorities back to the shards, fresh weights for the next segments. True: stop."
@@ -82,9 +85,9 @@ class ReplayLoop(Loop):
         while job.running():
             job.apply_knobs()
             if take_update(): break
-            if owed <= 2 * max_k:                                 # backpressure: the learner must keep up
+            if limiter.can_insert(n):                             # backpressure: room for a segment from every worker
                 self.launch(pending, idle, weights)
-            busy = update is not None or owed >= 1                # the learner is at work or has work: wait briefly
+            busy = update is not None or owed() >= 1              # the learner is at work or has work: wait briefly
             for ref in rt.ready(list(pending), timeout=0.002 if busy else 0.02):
                 i, seg = pending.pop(ref); idle.add(i)
                 try: meta = rt.get(ref)
@@ -95,11 +98,10 @@ class ReplayLoop(Loop):
                 s = route(i, sent[i], n, S); sent[i] += 1
                 rt.call(self.shards[s], "add", seg)                # Ray keeps one caller's calls to an actor in order
                 led.books["in_replay"] += 1; self.replay_added[s] += meta["env_steps"]
-                inserted += meta["env_steps"]
-                if inserted >= a.learning_starts: owed += a.updates_per_segment
+                inserted += meta["env_steps"]; limiter.insert(1, timeout=0)   # (never held: see rate_limiter)
             if take_update(): break
-            if update is None and owed >= 1:
-                k = min(int(owed), max_k); owed -= k
+            if update is None and owed() >= 1:
+                k = min(int(owed()), max_k); limiter.sample(k, timeout=0)
                 if balancer.due(led.rows.updates):
                     balancer.refresh(rt.get([rt.call(sh, "mass") for sh in self.shards]), led.rows.updates)
                 counts = balancer.counts(k * a.batch_size)
@@ -112,6 +114,19 @@ class ReplayLoop(Loop):
             except ActorDied: pass
         led.books["dropped_stop"] += len(self.wind_down(pending))   # segments in flight: produced, not inserted
         self.books_at_end()
+
+    def rate_limiter(self, n: int) -> tuple[RateLimiter, int]:
+        """The replay ratio, declared (`03b_rate_limiter`): one insert per segment, one sample per gradient step,
+        `algo.updates_per_segment` samples per insert from the segment with which `learning_starts` transitions are in;
+        the learner never takes more steps than it is owed, and the workers get new segments only while it owes at most
+        two calls' worth (a call: at most `max_k` steps, `updates_per_segment` per worker). A segment already in flight
+        always fits: `max_diff` leaves room for one from every worker. Returns the limiter and `max_k`."""
+        a = self.config.algo
+        per_segment = self.config.env.num_envs * a.segment_length
+        first = max(1, math.ceil(a.learning_starts / per_segment))      # the segment with which learning starts
+        max_k = max(1, int(round(a.updates_per_segment * n)))          # gradient steps per learner call, at most
+        lo = (first - 1) * a.updates_per_segment
+        return RateLimiter(a.updates_per_segment, first, lo, lo + 2 * max_k + n * a.updates_per_segment), max_k
 
     def books_at_end(self) -> None:
         """Transitions sent to each shard against what it holds in its books (`added`, carried through its
