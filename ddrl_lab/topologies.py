@@ -9,7 +9,7 @@ import dataclasses
 from typing import Optional
 
 import ddrl_lab
-from .config import Config, ConfigError
+from .config import ChannelConfig, Config, ConfigError
 from .envs import env_problems, env_spaces
 from .loops.barrier import BarrierLoop
 from .loops.central import CentralLoop
@@ -19,8 +19,8 @@ from .loops.replay import ReplayLoop
 from .models import space_problems
 
 # %% auto 0
-__all__ = ['LOOPS', 'IMPLEMENTED', 'FAULT_NAMES', 'DRILL_TARGETS', 'KNOB_KEYS', 'loop_for', 'parse_fault', 'drill_problem',
-           'check_supported', 'knob_spec', 'gpus_per_learner']
+__all__ = ['LOOPS', 'IMPLEMENTED', 'FAULT_NAMES', 'DRILL_TARGETS', 'CHANNEL_KEYS', 'KNOB_KEYS', 'loop_for', 'parse_fault',
+           'drill_problem', 'unused_channel_settings', 'check_supported', 'knob_spec', 'gpus_per_learner']
 
 # %% ../nbs/11g_topologies.ipynb 5
 LOOPS: list = [CentralLoop, PlaneSyncLoop, HybridLoop, PipelinedLoop, ReplayLoop, ChannelLoop, BarrierLoop]   # first match wins
@@ -65,6 +65,17 @@ def drill_problem(fault: str, index: int, workers: int, shards: int, learners: i
                 f"expected 0.")
     return None
 
+CHANNEL_KEYS = ("capacity", "max_mb", "high_watermark", "low_watermark")   # what only the channel loop reads (codec: every loop)
+
+def unused_channel_settings(cfg: Config, loop_name: str) -> list[str]:
+    "Channel settings changed from their defaults in a config whose loop has no channel: refused, not silently ignored."
+    default = ChannelConfig()
+    changed = [f"channel.{k} = {getattr(cfg.channel, k)!r}" for k in CHANNEL_KEYS if getattr(cfg.channel, k) != getattr(default, k)]
+    if not changed: return []
+    return [f"{', '.join(changed)}: the channel's bounds act only in the channel loop (sync.mode=async with one learner and no "
+            f"replay); this config runs the {loop_name} loop, which has no channel: leave {'them' if len(changed) > 1 else 'it'} "
+            f"at the default or use sync.mode=async."]
+
 def check_supported(cfg: Config) -> None:
     "Raise `ConfigError` naming every setting this version cannot run yet."
     problems = []
@@ -74,7 +85,9 @@ def check_supported(cfg: Config) -> None:
         if v not in allowed:
             problems.append(f"{key} = {v!r} is not available yet in ddrl_lab {ddrl_lab.__version__}: "
                             f"this version runs {key} = {' or '.join(map(repr, allowed))}.")
-    problems += loop_for(cfg).problems(cfg)          # what the topology's loop cannot run
+    loop = loop_for(cfg)
+    problems += loop.problems(cfg)                    # what the topology's loop cannot run
+    if not loop.uses_channel: problems += unused_channel_settings(cfg, loop.name)
     shards = cfg.replay.shards if cfg.replay.kind != "none" else 0
     for i, spec in enumerate(cfg.run.faults):
         try: _, fault, index, _ = parse_fault(spec, i)

@@ -70,6 +70,7 @@ class Loop:
     figures and names the actor whose state is the checkpoint. The Job around it keeps the lifecycle."""
     name = "loop"
     channel = None                          # the Channel between workers and learner, for the loops that have one
+    uses_channel = False                    # whether channel.capacity, max_mb and the watermarks act in this loop
 
     # -- what the topology declares (class level: known before anything runs) ----------------------
     @classmethod

@@ -24,6 +24,7 @@ class ChannelLoop(Loop):
     and drops segments more than `max_staleness` versions behind. The time workers are held back and the learner's
     wait for data are measured in the channel's books."""
     name = "channel"
+    uses_channel = True
 
     @classmethod
     def applies(cls, cfg: Config) -> bool: return cfg.sync.mode == "async" and cfg.replay.kind == "none"
