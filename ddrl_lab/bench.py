@@ -27,14 +27,15 @@ import psutil
 
 # %% auto 0
 __all__ = ['PONG_OVERRIDES', 'PONG_WIDER', 'ATARI_TOPOLOGIES', 'SB3_ATARI', 'SOLVERS', 'COLOCATED', 'ALPHA', 'BETA', 'EPS',
-           'N_STEP', 'GAMMA', 'WINDOW', 'SYNC_MODES', 'BENCHMARKS', 'HEADER', 'timed', 'family', 'rss_mb', 'summarize',
-           'Recorder', 'cpu_model', 'git_revision', 'machine_info', 'ensure_ray', 'shutdown_ray', 'stepper',
-           'PlainProcessPool', 'fixed_weights', 'runner_rate', 'RayRunners', 'pool_rate', 'torch_pool_rate',
+           'N_STEP', 'GAMMA', 'WINDOW', 'DRIVER_LOOPS', 'SYNC_MODES', 'BENCHMARKS', 'HEADER', 'timed', 'family',
+           'rss_mb', 'summarize', 'Recorder', 'cpu_model', 'git_revision', 'machine_info', 'ensure_ray', 'shutdown_ray',
+           'stepper', 'PlainProcessPool', 'fixed_weights', 'runner_rate', 'RayRunners', 'pool_rate', 'torch_pool_rate',
            'bench_sampling', 'run_job_for', 'first_at', 'solve_job', 'bench_pong', 'sb3_pong_rate', 'native_pool_rate',
            'bench_atari', 'ondevice_solve', 'bench_solve', 'full_sampler', 'sampler_rate', 'numpy_prioritized',
            'cartpole_segment', 'filled_shards', 'sharded_step', 'single_sampler_step', 'one_cpu', 'bench_replay',
-           'make_segment', 'touch', 'codec_rate', 'PipePeer', 'bench_codecs', 'Echo', 'bench_ray', 'bench_sync',
-           'check_names', 'write_results', 'run_benchmarks', 'fmt', 'bench_rows', 'format_bench', 'format_table']
+           'make_segment', 'touch', 'codec_rate', 'PipePeer', 'bench_codecs', 'Echo', 'bench_ray', 'bench_driver',
+           'bench_sync', 'check_names', 'write_results', 'run_benchmarks', 'fmt', 'bench_rows', 'format_bench',
+           'format_table']
 
 # %% ../nbs/16_bench.ipynb 5
 def timed(step: Callable[[int], object], batch: int, seconds: float, warmup: int = 3) -> float:
@@ -437,6 +438,10 @@ def bench_sampling(rec: Recorder) -> None:
 def _rows_between(rows: list, r0: dict, r1: dict) -> list:
     return [r for r in rows if r0["time_s"] < r["time_s"] <= r1["time_s"]]
 
+def _cpu_s() -> float:
+    "CPU seconds of this process so far, every thread (the driver: its loop thread, Ray's core-worker threads)."
+    t = psutil.Process().cpu_times(); return t.user + t.system
+
 def run_job_for(preset: str, overrides: dict, seconds: float, start_timeout: float = 300.0) -> dict:
     "Run a job for `seconds` after its first row with env steps; rates and policy lag between the two rows."
     from ddrl_lab.job import Job
@@ -450,11 +455,11 @@ def run_job_for(preset: str, overrides: dict, seconds: float, start_timeout: flo
                 if job.status != "running": job.wait(); raise RuntimeError(f"the job ended ({job.status}) before its first row")
                 if time.monotonic() > deadline: raise TimeoutError(f"no metrics row within {start_timeout} s")
                 time.sleep(0.1)
-            r0 = job.log.rows[-1]
+            r0, cpu0 = job.log.rows[-1], _cpu_s()
             end = time.monotonic() + seconds
             while time.monotonic() < end and job.status == "running": time.sleep(0.1)
             if job.status != "running": job.wait(); raise RuntimeError(f"the job ended ({job.status}) while measured")
-            rows = list(job.log.rows)
+            rows, cpu1 = list(job.log.rows), _cpu_s()
         finally:
             job.stop()
     r1 = rows[-1]
@@ -466,7 +471,9 @@ def run_job_for(preset: str, overrides: dict, seconds: float, start_timeout: flo
     return dict(seconds=dt_s, env_steps_per_s=per("env_steps"), updates_per_s=per("learner_updates"),
                 trained_segments_per_s=per("trained_segments"), produced_segments_per_s=per("produced_segments"),
                 version_lag_mean=statistics.fmean(lags) if lags else None,
-                version_lag_max=max((r.get("version_lag_max") or 0 for r in between), default=None))
+                version_lag_max=max((r.get("version_lag_max") or 0 for r in between), default=None),
+                driver_cpu_s=cpu1 - cpu0, produced_segments=r1.get("produced_segments", 0) - r0.get("produced_segments", 0),
+                learner_updates=r1.get("learner_updates", 0) - r0.get("learner_updates", 0))
 
 def first_at(df, target: float) -> Optional[tuple[float, int]]:
     "(time_s, env_steps) of the first metrics row whose `episode_return_mean` reaches `target`, or None."
@@ -889,6 +896,27 @@ def bench_ray(rec: Recorder) -> None:
         rec.ratio(f"put + get / memcpy, {size} MiB", f"ray.put + ray.get {size} MiB", f"memcpy {size} MiB (np.copyto)")
 
 # %% ../nbs/16_bench.ipynb 45
+DRIVER_LOOPS = {"barrier": {"sync.mode": "sync"}, "channel": {"sync.mode": "async"}}
+
+def bench_driver(rec: Recorder) -> None:
+    "The driver's CPU per segment and per weight broadcast while a Ray job runs, and the workers one driver core serves."
+    S, W = (3.0 if rec.quick else 15.0), 2
+    for i in range(rec.repeats):
+        rec.say(f"  repeat {i + 1}/{rec.repeats}")
+        for loop, o in DRIVER_LOOPS.items():
+            r = run_job_for("cartpole-ppo", {**o, "run.runtime": "ray", "topology.num_workers": W, "run.record_episode": 0}, S)
+            share = r["driver_cpu_s"] / r["seconds"]
+            rec.add(f"{loop}: segments/s", r["produced_segments"] / r["seconds"], "segments/s")
+            rec.add(f"{loop}: driver CPU per segment", 1e3 * r["driver_cpu_s"] / max(1, r["produced_segments"]), "ms",
+                    note="all of the driver's CPU time divided by the segments: an upper bound")
+            rec.add(f"{loop}: driver CPU per weight broadcast", 1e3 * r["driver_cpu_s"] / max(1, r["learner_updates"]), "ms",
+                    note="all of the driver's CPU time divided by the learner updates (one broadcast each): an upper bound")
+            rec.add(f"{loop}: driver share of a core", share, "cores")
+            rec.add(f"{loop}: workers one driver core serves", W / share if share > 0 else None, "workers",
+                    note=f"{W} CartPole workers (4 envs x 32 steps a segment) / the driver's share of a core")
+    shutdown_ray()
+
+# %% ../nbs/16_bench.ipynb 47
 SYNC_MODES = ("sync", "async", "soft")
 
 def bench_sync(rec: Recorder) -> None:
@@ -916,10 +944,10 @@ def bench_sync(rec: Recorder) -> None:
         if m != "sync" and "sync" in modes:
             rec.ratio(f"{m} / sync, env steps/s", f"{m}: env steps/s", "sync: env steps/s")
 
-# %% ../nbs/16_bench.ipynb 47
+# %% ../nbs/16_bench.ipynb 49
 BENCHMARKS: dict[str, Callable[[Recorder], None]] = {
     "sampling": bench_sampling, "pong": bench_pong, "atari": bench_atari, "solve": bench_solve, "replay": bench_replay,
-    "codecs": bench_codecs, "ray": bench_ray, "sync": bench_sync}
+    "codecs": bench_codecs, "ray": bench_ray, "driver": bench_driver, "sync": bench_sync}
 
 def check_names(names) -> list[str]:
     "The benchmark names to run (all of them for none or `all`); `ValueError` naming any unknown one."
@@ -966,7 +994,7 @@ def run_benchmarks(names=None, repeats: int = 3, quick: bool = False, out=None, 
         shutdown_ray()
     return results
 
-# %% ../nbs/16_bench.ipynb 48
+# %% ../nbs/16_bench.ipynb 50
 def fmt(v) -> str:
     "A figure for the table: thousands separators for big numbers, 3 significant digits for small ones."
     if v is None: return "n/a"
