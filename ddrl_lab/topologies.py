@@ -9,7 +9,7 @@ import dataclasses
 from typing import Optional
 
 import ddrl_lab
-from .config import ChannelConfig, Config, ConfigError
+from .config import ChannelConfig, Config, ConfigError, load_config
 from .envs import env_problems, env_spaces
 from .loops.barrier import BarrierLoop
 from .loops.central import CentralLoop
@@ -20,7 +20,8 @@ from .models import space_problems
 
 # %% auto 0
 __all__ = ['LOOPS', 'IMPLEMENTED', 'FAULT_NAMES', 'DRILL_TARGETS', 'CHANNEL_KEYS', 'KNOB_KEYS', 'loop_for', 'parse_fault',
-           'drill_problem', 'unused_channel_settings', 'check_supported', 'knob_spec', 'gpus_per_learner']
+           'drill_problem', 'unused_channel_settings', 'check_supported', 'knob_spec', 'checked_knobs',
+           'gpus_per_learner']
 
 # %% ../nbs/11g_topologies.ipynb 5
 LOOPS: list = [CentralLoop, PlaneSyncLoop, HybridLoop, PipelinedLoop, ReplayLoop, ChannelLoop, BarrierLoop]   # first match wins
@@ -120,6 +121,17 @@ def knob_spec(cfg: Config, name: str, value) -> dict:
     m = f.metadata
     return dict(key=KNOB_KEYS[name], type="int" if isinstance(f.default, int) and not isinstance(f.default, bool) else "float",
                 lo=m.get("lo"), hi=m.get("hi"), lo_open=m.get("lo_open", False), value=value)
+
+def checked_knobs(live: Config, knobs: dict, names: list, shards: int) -> tuple[Config, dict]:
+    """New values for the live knobs `names` of a job whose config (with the knobs so far) is `live`, checked exactly as the
+    config checks them (types, ranges, consistency such as low < high watermark): the new config and the values as it
+    holds them. A bad name or value raises, naming it."""
+    unknown = set(knobs) - set(names)
+    if unknown: raise ValueError(f"unknown knob(s) {sorted(unknown)}: the live knobs of this job are {', '.join(names)}")
+    if "replay_capacity" in knobs and not (isinstance(knobs["replay_capacity"], int) and knobs["replay_capacity"] >= shards):
+        raise ValueError(f"replay_capacity = {knobs['replay_capacity']!r}: expected an integer of at least replay.shards = {shards}")
+    cfg = load_config(live, {KNOB_KEYS[k]: v for k, v in knobs.items()})          # raises ConfigError
+    return cfg, {k: getattr(getattr(cfg, KNOB_KEYS[k].partition(".")[0]), KNOB_KEYS[k].partition(".")[2]) for k in knobs}
 
 def gpus_per_learner(cfg: Config, need: int, have: float) -> int:
     """GPUs each learner-side actor that computes (the learner, each of `topology.num_learners`, the central-inference

@@ -120,6 +120,13 @@ class Loop:
         learner = {k: v for k, v in changed.items() if k in learner_knobs}
         if learner: self.rt.get([self.rt.call(t, "set_knobs", **learner) for t in self.learner_targets()])
 
+    def resize(self, n: int) -> None:
+        """`n` acting workers from now on: a new one gets its own env seeds (its index, as at the start) and asks Ray for
+        half a CPU, so it fits a cluster sized at start; a removed one is killed (its segment in flight, if any, is lost)."""
+        while len(self.runners) < n:
+            self.runners.append(self.rt.spawn(EnvRunner, self.config, len(self.runners), restartable=True, spread=True, num_cpus=0.5))
+        while len(self.runners) > n: self.rt.kill(self.runners.pop())
+
     def strike(self, fault: str, index: int, seconds: float) -> None:
         "Fault drill `fault` on component `index` of this loop (checked by `drill_problem` first; see `Job.inject`)."
         rt = self.rt
