@@ -112,7 +112,9 @@ class Dashboard:
             from ddrl_lab import metrics
             K = getattr(metrics, "LAG_BINS", None)
             self._lag_cols = None if K is None else [f"lag_hist_{k}" for k in range(K)] + [f"lag_hist_{K}plus"]
-        self.figures: dict = {}                   # panel name -> FigureWidget, made when the panel first has data
+        self.figures: dict = {}                   # panel name -> FigureWidget, for the panels that have data
+        # every panel's widget is made here, on the cell's thread (the polling thread only changes existing widgets)
+        self._panels = {p.name: style(go.FigureWidget(), p, 1) for p in PANELS}
         self.status, self.criteria, self.message = W.HTML(), W.HTML(), W.HTML()
         self.episode, self.episode_caption = W.Image(format="gif", layout=W.Layout(display="none")), W.HTML()
         self._episode_shown, self._recording = None, None
@@ -268,8 +270,7 @@ class Dashboard:
         for panel in PANELS:
             traces = panel.traces(df, ctx)
             if not traces: continue
-            fig = figs.get(panel.name)
-            if fig is None: fig = figs[panel.name] = style(go.FigureWidget(), panel, len(traces))
+            fig = figs.setdefault(panel.name, self._panels[panel.name])
             with fig.batch_update():
                 if [t.name for t in fig.data] == [t["name"] for t in traces]:
                     for old, new in zip(fig.data, traces): old.x, old.y = new["x"], new["y"]
@@ -347,7 +348,7 @@ class Dashboard:
         "Stop polling and close the widgets (the job keeps running)."
         self._closed.set()
         if self._thread is not None and self._thread is not threading.current_thread(): self._thread.join(5)
-        for w in [*self.controls, *self.figures.values(), self.status, self.criteria, self.message, self.episode,
+        for w in [*self.controls, *self._panels.values(), self.status, self.criteria, self.message, self.episode,
                   self.episode_caption, self.plots, *self.widget.children, self.widget]: w.close()
 
 # %% ../nbs/13_dashboard.ipynb 13
