@@ -3,6 +3,7 @@
 #                papermill quickstart; ends with a run directory and its report.html
 #   make test  - set up .venv if needed, then run the whole test suite
 #   make bench - the benchmarks of the README's table (BENCH="pong sync" or BENCH=all for others)
+#   make docs  - the static docs site in site/ (notebooks executed, API reference); open site/index.html
 # Dependencies and their pins live in settings.ini (read by setup.py); this file only installs
 # the CPU build of torch first, which keeps pip from pulling a multi-GB CUDA build.
 SHELL := /bin/bash
@@ -12,7 +13,7 @@ TORCH_SPEC ?= torch==2.13.0
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test export readme bench bench-envs clean-runs
+.PHONY: install demo test docs export readme bench bench-envs clean-runs
 
 install: $(STAMP)
 
@@ -32,6 +33,12 @@ demo: install
 
 test: install
 	$(BIN)/python -m pytest -q tests
+
+# The docs site (docs/build.py, docs/mkdocs.yml): executes every notebook of nbs/ and nbs/experiments/ into
+# build/docs/ (cached by content: the next run executes only the notebooks that changed), adds an API
+# reference from the docstrings and writes the static site to site/. It loads nothing from the network.
+docs: install
+	$(BIN)/python docs/build.py
 
 # Benchmarks (nbs/16_bench.ipynb): medians of 3 repeats, ratios against baselines measured in the same
 # run; prints the table and writes runs/bench-<time>.json. The default set is the README's table
