@@ -515,12 +515,13 @@ def bench_pong(rec: Recorder) -> None:
     rec.ratio(f"IMPALA job (trained) / raw ale-py {W} procs", job_name, raw_name)
 
 # %% ../nbs/16_bench.ipynb 34
-ATARI_TOPOLOGIES = {   # label -> (preset, overrides): every topology that learns Pong here
+ATARI_TOPOLOGIES = {   # label -> (preset, overrides): every topology that learns Pong here (channel.capacity: the
+                       # default where the loop has no channel; the preset sets 4 for its channel)
     "PPO co-located (pong-ppo)": ("pong-ppo", {}),
     "IMPALA decoupled, 2 Ray workers (pong-impala)": ("pong-impala", {}),
-    "IMPALA co-located": ("pong-impala", {"topology.mode": "co-located", "topology.num_workers": 1, "env.num_envs": 32,
+    "IMPALA co-located": ("pong-impala", {"topology.mode": "co-located", "channel.capacity": 8, "topology.num_workers": 1, "env.num_envs": 32,
                                           "sync.mode": "sync", "run.runtime": "serial"}),
-    "IMPALA central inference, 2 Ray workers": ("pong-impala", {"topology.mode": "central-inference"}),
+    "IMPALA central inference, 2 Ray workers": ("pong-impala", {"topology.mode": "central-inference", "channel.capacity": 8}),
 }
 SB3_ATARI = dict(n_steps=128, n_epochs=4, batch_size=256, learning_rate=2.5e-4, clip_range=0.1, vf_coef=0.5, ent_coef=0.01)
 
