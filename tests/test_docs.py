@@ -32,6 +32,11 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args): pass
 
 
+class _Server(http.server.ThreadingHTTPServer):
+    "A browser that drops a connection it no longer needs is not an error of the site: no traceback on stderr."
+    def handle_error(self, request, client_address): pass
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     "The site built and served: its base URL."
@@ -42,8 +47,7 @@ def site(tmp_path_factory):
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, f"docs/build.py failed:\n{r.stdout[-3000:]}\n{r.stderr[-5000:]}"
     print(f"site built in {time.monotonic() - t0:.0f} s")
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
-                                             functools.partial(_Quiet, directory=str(tmp / "site")))
+    server = _Server(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(tmp / "site")))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_port}/"
