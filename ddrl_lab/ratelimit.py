@@ -203,6 +203,11 @@ class RateLimiter:
                         self._max_size if max_size is None else max_size)
             self._changed.notify_all()
 
+    @property
+    def diff(self) -> float:
+        "inserts x samples_per_insert - samples, now (what the bounds hold between min_diff and max_diff)."
+        with self.lock: return float(Fraction(self._inserts * self._p - self._samples * self._q, self._q))
+
     def metrics(self) -> dict:
         "The books and the waiting, as one consistent snapshot."
         with self.lock:

@@ -63,7 +63,7 @@ class ReplayLoop(Loop):
         S, n = len(self.shards), len(self.runners)
         balancer = ShardBalancer(S, c.replay.rebalance_every, seed=c.run.seed)
         limiter, max_k = self.rate_limiter(n)
-        owed = lambda: limiter.metrics()["diff"] - limiter.min_diff      # gradient steps the learner may take now
+        owed = lambda: limiter.diff - limiter.min_diff      # gradient steps the learner may take now
         weights = rt.call(self.learner, "get_weights", env_steps=0)
         pending, idle, update = {}, set(range(n)), None
         inserted, sent = 0, [0] * n                               # sent: segments each worker has sent to replay
