@@ -13,7 +13,8 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from ddrl_lab.bench import pool_rate, stepper, timed, torch_pool_rate
+from ddrl_lab.bench import timed
+from ddrl_lab.bench_sampling import pool_rate, stepper, torch_pool_rate
 from ddrl_lab.config import EnvConfig
 from ddrl_lab.envs import EnvFn, InlinePool, ProcessPool, env_seeds
 

@@ -19,7 +19,8 @@ import argparse
 
 import numpy as np
 
-from ddrl_lab.bench import ALPHA, BETA, EPS, full_sampler, numpy_prioritized, sampler_rate, timed
+from ddrl_lab.bench import timed
+from ddrl_lab.bench_data import ALPHA, BETA, EPS, full_sampler, numpy_prioritized, sampler_rate
 from ddrl_lab.replay import FrameStorage, PrioritizedSampler, RingStorage, UniformSampler
 
 

@@ -25,7 +25,8 @@ import time
 
 import numpy as np
 
-from ddrl_lab.bench import N_STEP, filled_shards, sharded_step, single_sampler_step, timed
+from ddrl_lab.bench import timed
+from ddrl_lab.bench_data import N_STEP, filled_shards, sharded_step, single_sampler_step
 from ddrl_lab.replay_shard import stale_mass_experiment
 
 

@@ -20,7 +20,8 @@ import numpy as np
 import torch
 
 from ddrl_lab.config import load_config
-from ddrl_lab.ondevice import BREAKOUT_OVERRIDES, OnDevicePPO, make_model, sample_actions
+from ddrl_lab.ondevice import BREAKOUT_OVERRIDES, OnDevicePPO
+from ddrl_lab.ondevice_ops import make_model, sample_actions
 from ddrl_lab.torch_envs import make_torch_pool
 
 # Pool sizes and batch sizes per device type; on CUDA the big batches are where the GPU pays off.

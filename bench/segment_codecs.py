@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-from ddrl_lab.bench import make_segment, touch
+from ddrl_lab.bench_data import make_segment, touch
 from ddrl_lab.codecs import CODECS, Codec, get_codec, recv_encoded, send_encoded, shm_blocks
 from ddrl_lab.segments import Segment
 

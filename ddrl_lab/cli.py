@@ -36,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--json", action="store_true", help="print the diagnosis as JSON")
     bench = sub.add_parser("bench", help="run benchmarks; print a table and write a JSON file")
     bench.add_argument("names", nargs="*", metavar="NAME",
-                       help="benchmarks to run: sampling, pong, solve, replay, codecs, ray, sync (default: all)")
+                       help="benchmarks to run: sampling, pong, atari, solve, driver, replay, codecs, ray, sync (default: all)")
     bench.add_argument("--repeats", type=int, default=3, help="repeats per figure (medians need at least 3)")
     bench.add_argument("--quick", action="store_true", help="short measurements, small sizes: a smoke test, not figures")
     bench.add_argument("--out", help="results file (default: runs/bench-YYYYmmdd-HHMMSS.json)")
@@ -67,7 +67,8 @@ def cmd_resume(args) -> int:
 def _follow(job, args) -> int:
     """Start (if needed) and follow a job to its end: a progress bar (env steps, steps/s, return), an optional
     Prometheus endpoint on 127.0.0.1, Ctrl-C stops the run cleanly; the exit status."""
-    from ddrl_lab.records import MetricsServer, Progress
+    from ddrl_lab.progress import Progress
+    from ddrl_lab.prometheus import MetricsServer
     say = (lambda *a: None) if args.quiet else (lambda *a: print(*a, flush=True))
     try: job.start()
     except ConfigError as e:                  # e.g. a cluster at run.ray_address that cannot hold the job

@@ -18,6 +18,7 @@ import ipywidgets as W
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+from fastcore.basics import patch
 
 from .config import load_config
 from .doctor import CRITERIA, CriteriaCheck
@@ -63,28 +64,7 @@ def knob_slider(name: str, spec: dict) -> W.ValueWidget:
                                 readout_format=".2e", **kw)
     return W.FloatSlider(value=float(spec["value"]), min=b["min"], max=b["max"], step=b["step"], readout_format=".3g", **kw)
 
-# %% ../nbs/13_dashboard.ipynb 11
-def _same(a, b) -> bool:
-    try: return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
-    except (TypeError, ValueError): return a == b
-
-def _show(s: W.ValueWidget, v) -> None:
-    "Set slider `s` to `v`, widening its range first if `v` lies outside (a slider would clamp it, and the clamped value would go back to the job)."
-    if isinstance(s, W.FloatLogSlider):
-        e = math.log10(v) if v > 0 else s.min
-        if e > s.max: s.max = e
-        if e < s.min: s.min = e
-    else:
-        if v > s.max: s.max = v
-        if v < s.min: s.min = v
-    s.value = v
-
-def _fmt(v, spec: str = ",.0f") -> str:
-    try: return "–" if v is None or not math.isfinite(float(v)) else format(float(v), spec)
-    except (TypeError, ValueError): return "–"
-
-_LIVE = ("created", "running")
-
+# %% ../nbs/13_dashboard.ipynb 10
 class Dashboard:
     "Sliders for a running `Job`'s live knobs, streaming figures of its metrics, a status line and a Stop button."
     def __init__(self, job_or_run_dir, refresh_s: float = 1.0,  # a `Job`, or the folder of a run; seconds between redraws
@@ -164,194 +144,199 @@ class Dashboard:
         what = repr(self.job) if self.job is not None else str(self.run_dir)
         return f"Dashboard({what}, rows={len(self.rows)})"
 
-    # -- knobs, stop, faults -------------------------------------------------------------------
-    def live(self) -> bool:
-        "True while the job can take knob changes."
-        return self.job is not None and self.job.status in _LIVE
+# %% ../nbs/13_dashboard.ipynb 12
+def _same(a, b) -> bool:
+    try: return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
+    except (TypeError, ValueError): return a == b
 
-    def target(self, name: str):
-        "The value the job has for knob `name`, or is about to have (a change sent and not applied yet)."
-        with self._lock: return self.pending[name][0] if name in self.pending else self.job.knobs[name]
+def _show(s: W.ValueWidget, v) -> None:
+    "Set slider `s` to `v`, widening its range first if `v` lies outside (a slider would clamp it, and the clamped value would go back to the job)."
+    if isinstance(s, W.FloatLogSlider):
+        e = math.log10(v) if v > 0 else s.min
+        if e > s.max: s.max = e
+        if e < s.min: s.min = e
+    else:
+        if v > s.max: s.max = v
+        if v < s.min: s.min = v
+    s.value = v
 
-    def set_knob(self, name: str, value) -> bool:
-        """Ask the job for `name = value` (what moving a slider does). True if the job took it; a refused value
-        is shown in the status line and the slider goes back to the job's value."""
-        with self._lock:
-            if _same(value, self.target(name)): return True   # our own snap-back or sync, or no change
-            if not self.live():
-                self._say(f"{name}: the job is {self.job.status}, its knobs no longer change", error=True)
-                self._snap(name); return False
-            try: self.job.update(**{name: value})
-            except (ValueError, TypeError) as e:             # ConfigError is a ValueError
-                self._say(f"refused: {e}", error=True)
-                self._snap(name); return False
-            self.pending[name] = (value, self.job.knobs[name])
-            self._say(f"{name} = {value:g} sent to the job" if isinstance(value, (int, float)) else f"{name} = {value!r} sent")
-            return True
+_LIVE = ("created", "running")
 
-    def _on_slider(self, name: str):
-        def handler(change): self.set_knob(name, change["new"])
-        return handler
+@patch
+def live(self: Dashboard) -> bool:
+    "True while the job can take knob changes."
+    return self.job is not None and self.job.status in _LIVE
 
-    def _snap(self, name: str) -> None:
-        s = self.sliders.get(name)
-        if s is not None and not _same(s.value, self.target(name)): _show(s, self.target(name))
+@patch
+def target(self: Dashboard, name: str):
+    "The value the job has for knob `name`, or is about to have (a change sent and not applied yet)."
+    with self._lock: return self.pending[name][0] if name in self.pending else self.job.knobs[name]
 
-    def _sync_knobs(self) -> None:
-        "Forget changes the job has applied; follow knobs changed from code (`job.update` in a cell)."
-        for name, s in self.sliders.items():
-            now = self.job.knobs.get(name)
-            if name in self.pending:
-                sent, was = self.pending[name]
-                if not (_same(now, sent) or not _same(now, was)): continue   # not applied yet
-                del self.pending[name]                                         # applied, or overtaken by another change
-            if not _same(s.value, now): _show(s, now)
+@patch
+def set_knob(self: Dashboard, name: str, value) -> bool:
+    """Ask the job for `name = value` (what moving a slider does). True if the job took it; a refused value
+    is shown in the status line and the slider goes back to the job's value."""
+    with self._lock:
+        if _same(value, self.target(name)): return True   # our own snap-back or sync, or no change
+        if not self.live():
+            self._say(f"{name}: the job is {self.job.status}, its knobs no longer change", error=True)
+            self._snap(name); return False
+        try: self.job.update(**{name: value})
+        except (ValueError, TypeError) as e:             # ConfigError is a ValueError
+            self._say(f"refused: {e}", error=True)
+            self._snap(name); return False
+        self.pending[name] = (value, self.job.knobs[name])
+        self._say(f"{name} = {value:g} sent to the job" if isinstance(value, (int, float)) else f"{name} = {value!r} sent")
+        return True
 
-    def stop(self) -> None:
-        "Stop the job (the Stop button): returns at once; the job stops in the background and the dashboard follows."
-        if self.job is None: return
-        self._say("stopping the job…")
-        self.stop_button.disabled = True
-        threading.Thread(target=self.job.stop, name="ddrl-dashboard-stop", daemon=True).start()
+@patch
+def _on_slider(self: Dashboard, name: str):
+    def handler(change): self.set_knob(name, change["new"])
+    return handler
 
-    def inject(self, fault: str, worker: int = 0) -> bool:
-        "Run a fault drill on the job (the Inject button); True if it was started."
-        try: self.job.inject(fault, worker=worker)
-        except Exception as e:
-            self._say(f"inject {fault}: {e}", error=True); return False
-        self._say(f"injected {fault} (worker {worker})"); return True
+@patch
+def _snap(self: Dashboard, name: str) -> None:
+    s = self.sliders.get(name)
+    if s is not None and not _same(s.value, self.target(name)): _show(s, self.target(name))
 
-    def _say(self, text: str, error: bool = False) -> None:
-        with self._lock:
-            self._message = text
-            color = "crimson" if error else "#555"
-            self.message.value = f"<span style='color:{color}'>{html.escape(text)}</span>"
+@patch
+def _sync_knobs(self: Dashboard) -> None:
+    "Forget changes the job has applied; follow knobs changed from code (`job.update` in a cell)."
+    for name, s in self.sliders.items():
+        now = self.job.knobs.get(name)
+        if name in self.pending:
+            sent, was = self.pending[name]
+            if not (_same(now, sent) or not _same(now, was)): continue   # not applied yet
+            del self.pending[name]                                         # applied, or overtaken by another change
+        if not _same(s.value, now): _show(s, now)
 
-    # -- rows and drawing ----------------------------------------------------------------------
-    def _fetch(self) -> None:
-        "Append the job's rows not seen yet."
-        rows = getattr(getattr(self.job, "log", None), "rows", None)
-        if isinstance(rows, list): new = rows[len(self.rows):]
-        else: new = self.job.metrics().iloc[len(self.rows):].to_dict("records")
-        self.rows.extend(new)
+# %% ../nbs/13_dashboard.ipynb 14
+@patch
+def stop(self: Dashboard) -> None:
+    "Stop the job (the Stop button): returns at once; the job stops in the background and the dashboard follows."
+    if self.job is None: return
+    self._say("stopping the job…")
+    self.stop_button.disabled = True
+    threading.Thread(target=self.job.stop, name="ddrl-dashboard-stop", daemon=True).start()
 
-    def refresh(self) -> int:
-        "Read new rows and redraw what changed (thread-safe; the polling thread calls it). The number of rows."
-        with self._lock:
-            if self.job is not None: self._fetch()
-            if len(self.rows) != self._drawn:
-                self._draw(); self._drawn = len(self.rows); self.draws += 1
-            if self.job is not None:
-                if self.live(): self._sync_knobs()
-                else:
-                    for w in self.controls: w.disabled = True
-            self._status()
-            self._show_episode()
-            return len(self.rows)
+@patch
+def inject(self: Dashboard, fault: str, worker: int = 0) -> bool:
+    "Run a fault drill on the job (the Inject button); True if it was started."
+    try: self.job.inject(fault, worker=worker)
+    except Exception as e:
+        self._say(f"inject {fault}: {e}", error=True); return False
+    self._say(f"injected {fault} (worker {worker})"); return True
 
-    def _frame(self) -> pd.DataFrame:
-        return pd.DataFrame.from_records([self.rows[i] for i in spread(len(self.rows), self.max_points)])
+@patch
+def _say(self: Dashboard, text: str, error: bool = False) -> None:
+    with self._lock:
+        self._message = text
+        color = "crimson" if error else "#555"
+        self.message.value = f"<span style='color:{color}'>{html.escape(text)}</span>"
 
-    def _lag_hist(self) -> tuple:
-        "Lag bin counts over the whole run (summed as rows arrive) and over the last `recent_rows` rows, as shares."
-        def counts(rows): return np.array([[r.get(k) or 0 for k in self._lag_cols] for r in rows], float).reshape(-1, len(self._lag_cols)).sum(0)
-        def share(c): return c / c.sum() if c.sum() > 0 else c
-        if self._lag_sum is None: self._lag_sum = np.zeros(len(self._lag_cols))
-        self._lag_sum += counts(self.rows[self._lag_counted:]); self._lag_counted = len(self.rows)
-        return share(self._lag_sum), share(counts(self.rows[-self.recent_rows:]))
+# %% ../nbs/13_dashboard.ipynb 16
+@patch
+def _fetch(self: Dashboard) -> None:
+    "Append the job's rows not seen yet."
+    rows = getattr(getattr(self.job, "log", None), "rows", None)
+    if isinstance(rows, list): new = rows[len(self.rows):]
+    else: new = self.job.metrics().iloc[len(self.rows):].to_dict("records")
+    self.rows.extend(new)
 
-    def _draw(self) -> None:
-        "Put the rows into the panels that have data: a new panel gets its FigureWidget, a changed set of traces is replaced."
-        if not self.rows: return
-        df = self._frame()
-        ctx = dict(recent_rows=self.recent_rows)
-        if self._lag_cols is not None and set(self._lag_cols) <= set(df.columns): ctx["lag"] = self._lag_hist()
-        figs = dict(self.figures)                 # (swapped in whole at the end: a reader never sees half a refresh)
-        for panel in PANELS:
-            traces = panel.traces(df, ctx)
-            if not traces: continue
-            fig = figs.setdefault(panel.name, self._panels[panel.name])
-            with fig.batch_update():
-                if [t.name for t in fig.data] == [t["name"] for t in traces]:
-                    for old, new in zip(fig.data, traces): old.x, old.y = new["x"], new["y"]
-                else: fig.data = (); fig.add_traces(traces); fig.layout.showlegend = len(traces) > 1
-        self.figures = figs
-        shown = [figs[p.name] for p in PANELS if p.name in figs]
-        if list(self.plots.children) != shown: self.plots.children = shown
+@patch
+def refresh(self: Dashboard) -> int:
+    "Read new rows and redraw what changed (thread-safe; the polling thread calls it). The number of rows."
+    with self._lock:
+        if self.job is not None: self._fetch()
+        if len(self.rows) != self._drawn:
+            self._draw(); self._drawn = len(self.rows); self.draws += 1
+        if self.job is not None:
+            if self.live(): self._sync_knobs()
+            else:
+                for w in self.controls: w.disabled = True
+        self._status()
+        self._show_episode()
+        return len(self.rows)
 
-    # -- the episode -----------------------------------------------------------------------------
-    def _show_episode(self) -> None:
-        "Show the run's newest episode (episode.json / episode.gif) if it is not shown yet."
-        if self.run_dir is None: return
-        p = Path(self.run_dir) / "episode.json"
-        stamp = p.stat().st_mtime_ns if p.exists() else None
-        if stamp is None or stamp == self._episode_shown: return
-        ep = read_episode(self.run_dir)
-        if ep is None: return
-        self._episode_shown = stamp
-        if ep.get("gif"): self.episode.value = ep["gif"]; self.episode.layout.display = None
-        cut = "" if ep["ended"] else f" (cut at {ep['episode_length']} steps)"
-        self.episode_caption.value = (f"episode of policy v{ep['policy_version']}: return {ep['episode_return']:g} in "
-                                      f"{ep['episode_length']} steps{cut}, seed {ep['seed']}")
+@patch
+def _frame(self: Dashboard) -> pd.DataFrame:
+    return pd.DataFrame.from_records([self.rows[i] for i in spread(len(self.rows), self.max_points)])
 
-    def record_episode(self, wait: bool = False) -> Optional[threading.Thread]:
-        "Ask the job to play one episode now (in the background; `wait`: until it is shown). The thread, or None if one runs."
-        if self.job is None or (self._recording is not None and self._recording.is_alive()): return None
-        def go_():
-            try: self.job.record_episode()
-            except Exception as e: self._say(f"record episode: {e}", error=True); return
-            with self._lock: self._show_episode()
-        self._say("recording an episode…")
-        self._recording = threading.Thread(target=go_, name="ddrl-dashboard-episode", daemon=True); self._recording.start()
-        if wait: self._recording.join()
-        return self._recording
+@patch
+def _lag_hist(self: Dashboard) -> tuple:
+    "Lag bin counts over the whole run (summed as rows arrive) and over the last `recent_rows` rows, as shares."
+    def counts(rows): return np.array([[r.get(k) or 0 for k in self._lag_cols] for r in rows], float).reshape(-1, len(self._lag_cols)).sum(0)
+    def share(c): return c / c.sum() if c.sum() > 0 else c
+    if self._lag_sum is None: self._lag_sum = np.zeros(len(self._lag_cols))
+    self._lag_sum += counts(self.rows[self._lag_counted:]); self._lag_counted = len(self.rows)
+    return share(self._lag_sum), share(counts(self.rows[-self.recent_rows:]))
 
-    def _status(self) -> None:
-        last = self.rows[-1] if self.rows else {}
-        status = self.job.status if self.job is not None else self.meta.get("status", "?")
-        parts = [f"<b>{html.escape(str(status))}</b>", f"{_fmt(last.get('env_steps'))} env steps",
-                 f"{_fmt(last.get('env_steps_per_s'))} steps/s", f"return {_fmt(last.get('episode_return_mean'), '.1f')}",
-                 f"policy v{_fmt(last.get('policy_version'), '.0f')}", f"run dir <code>{html.escape(str(self.run_dir))}</code>"]
-        if self.error: parts.append("<span style='color:crimson'>dashboard error: see dash.error</span>")
-        self.status.value = " · ".join(parts)
-        self.criteria.value = criteria_strip(self.config.criteria, last)
+@patch
+def _draw(self: Dashboard) -> None:
+    "Put the rows into the panels that have data: a new panel gets its FigureWidget, a changed set of traces is replaced."
+    if not self.rows: return
+    df = self._frame()
+    ctx = dict(recent_rows=self.recent_rows)
+    if self._lag_cols is not None and set(self._lag_cols) <= set(df.columns): ctx["lag"] = self._lag_hist()
+    figs = dict(self.figures)                 # (swapped in whole at the end: a reader never sees half a refresh)
+    for panel in PANELS:
+        traces = panel.traces(df, ctx)
+        if not traces: continue
+        fig = figs.setdefault(panel.name, self._panels[panel.name])
+        with fig.batch_update():
+            if [t.name for t in fig.data] == [t["name"] for t in traces]:
+                for old, new in zip(fig.data, traces): old.x, old.y = new["x"], new["y"]
+            else: fig.data = (); fig.add_traces(traces); fig.layout.showlegend = len(traces) > 1
+    self.figures = figs
+    shown = [figs[p.name] for p in PANELS if p.name in figs]
+    if list(self.plots.children) != shown: self.plots.children = shown
 
-    # -- the polling thread ----------------------------------------------------------------------
-    def _poll(self) -> None:
-        "Refresh every `refresh_s` until the job ends (then once more) or the dashboard is closed. Prints nothing."
-        while not self._closed.is_set():
-            t0, ended = time.monotonic(), not self.live()
-            try: self.refresh()
-            except Exception:
-                self.error = traceback.format_exc()
-                try: self._status()
-                except Exception: pass
-            if ended:
-                try: self.job.wait(timeout=60)    # until its records (episode, report) are written
-                except Exception: pass
-                try: self.refresh()
-                except Exception: self.error = traceback.format_exc()
-                break
-            self._closed.wait(max(0.0, self.refresh_s - (time.monotonic() - t0)))
+# %% ../nbs/13_dashboard.ipynb 18
+@patch
+def _show_episode(self: Dashboard) -> None:
+    "Show the run's newest episode (episode.json / episode.gif) if it is not shown yet."
+    if self.run_dir is None: return
+    p = Path(self.run_dir) / "episode.json"
+    stamp = p.stat().st_mtime_ns if p.exists() else None
+    if stamp is None or stamp == self._episode_shown: return
+    ep = read_episode(self.run_dir)
+    if ep is None: return
+    self._episode_shown = stamp
+    if ep.get("gif"): self.episode.value = ep["gif"]; self.episode.layout.display = None
+    cut = "" if ep["ended"] else f" (cut at {ep['episode_length']} steps)"
+    self.episode_caption.value = (f"episode of policy v{ep['policy_version']}: return {ep['episode_return']:g} in "
+                                  f"{ep['episode_length']} steps{cut}, seed {ep['seed']}")
 
-    @property
-    def polling(self) -> bool:
-        "True while the polling thread runs."
-        return self._thread is not None and self._thread.is_alive()
+@patch
+def record_episode(self: Dashboard, wait: bool = False) -> Optional[threading.Thread]:
+    "Ask the job to play one episode now (in the background; `wait`: until it is shown). The thread, or None if one runs."
+    if self.job is None or (self._recording is not None and self._recording.is_alive()): return None
+    def go_():
+        try: self.job.record_episode()
+        except Exception as e: self._say(f"record episode: {e}", error=True); return
+        with self._lock: self._show_episode()
+    self._say("recording an episode…")
+    self._recording = threading.Thread(target=go_, name="ddrl-dashboard-episode", daemon=True); self._recording.start()
+    if wait: self._recording.join()
+    return self._recording
 
-    def wait(self, timeout: Optional[float] = None) -> "Dashboard":
-        "Block until the polling thread has made its final refresh (the job ended) or `timeout` seconds passed."
-        if self._thread is not None: self._thread.join(timeout)
-        return self
+# %% ../nbs/13_dashboard.ipynb 20
+def _fmt(v, spec: str = ",.0f") -> str:
+    try: return "–" if v is None or not math.isfinite(float(v)) else format(float(v), spec)
+    except (TypeError, ValueError): return "–"
 
-    def close(self) -> None:
-        "Stop polling and close the widgets (the job keeps running)."
-        self._closed.set()
-        if self._thread is not None and self._thread is not threading.current_thread(): self._thread.join(5)
-        for w in [*self.controls, *self._panels.values(), self.status, self.criteria, self.message, self.episode,
-                  self.episode_caption, self.plots, *self.widget.children, self.widget]: w.close()
+@patch
+def _status(self: Dashboard) -> None:
+    last = self.rows[-1] if self.rows else {}
+    status = self.job.status if self.job is not None else self.meta.get("status", "?")
+    parts = [f"<b>{html.escape(str(status))}</b>", f"{_fmt(last.get('env_steps'))} env steps",
+             f"{_fmt(last.get('env_steps_per_s'))} steps/s", f"return {_fmt(last.get('episode_return_mean'), '.1f')}",
+             f"policy v{_fmt(last.get('policy_version'), '.0f')}", f"run dir <code>{html.escape(str(self.run_dir))}</code>"]
+    if self.error: parts.append("<span style='color:crimson'>dashboard error: see dash.error</span>")
+    self.status.value = " · ".join(parts)
+    self.criteria.value = criteria_strip(self.config.criteria, last)
 
-# %% ../nbs/13_dashboard.ipynb 13
+# %% ../nbs/13_dashboard.ipynb 22
 def criteria_strip(criteria, row: dict) -> str:
     "HTML: one chip per criterion set in `criteria`, judged on `row` (red when broken, with the rows broken so far)."
     chips = []
@@ -362,3 +347,41 @@ def criteria_strip(criteria, row: dict) -> str:
         chips.append(f"<span style='color:{color}' title='criteria.{name}'>{'✗' if broken else '✓'} {html.escape(CRITERIA[name][0])} "
                      f"{_fmt(value, '.3g')} ({side} {bound:g}){tail}</span>")
     return " &nbsp; ".join(chips)
+
+# %% ../nbs/13_dashboard.ipynb 25
+@patch
+def _poll(self: Dashboard) -> None:
+    "Refresh every `refresh_s` until the job ends (then once more) or the dashboard is closed. Prints nothing."
+    while not self._closed.is_set():
+        t0, ended = time.monotonic(), not self.live()
+        try: self.refresh()
+        except Exception:
+            self.error = traceback.format_exc()
+            try: self._status()
+            except Exception: pass
+        if ended:
+            try: self.job.wait(timeout=60)    # until its records (episode, report) are written
+            except Exception: pass
+            try: self.refresh()
+            except Exception: self.error = traceback.format_exc()
+            break
+        self._closed.wait(max(0.0, self.refresh_s - (time.monotonic() - t0)))
+
+@patch(as_prop=True)
+def polling(self: Dashboard) -> bool:
+    "True while the polling thread runs."
+    return self._thread is not None and self._thread.is_alive()
+
+@patch
+def wait(self: Dashboard, timeout: Optional[float] = None) -> "Dashboard":
+    "Block until the polling thread has made its final refresh (the job ended) or `timeout` seconds passed."
+    if self._thread is not None: self._thread.join(timeout)
+    return self
+
+@patch
+def close(self: Dashboard) -> None:
+    "Stop polling and close the widgets (the job keeps running)."
+    self._closed.set()
+    if self._thread is not None and self._thread is not threading.current_thread(): self._thread.join(5)
+    for w in [*self.controls, *self._panels.values(), self.status, self.criteria, self.message, self.episode,
+              self.episode_caption, self.plots, *self.widget.children, self.widget]: w.close()

@@ -16,9 +16,9 @@ import torch
 from PIL import Image, ImageDraw
 
 from .config import Config, load_config
-from .envs import make_env_pool
 from .learner import newest_checkpoint
 from .models import build_model, build_q_model
+from .pools import make_env_pool
 
 # %% auto 0
 __all__ = ['MINATAR_COLOURS', 'EVAL_SEED_OFFSET', 'cartpole_frame', 'minatar_frame', 'stack_frame', 'frame_renderer',

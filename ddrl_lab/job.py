@@ -17,15 +17,18 @@ import time
 import traceback
 import weakref
 from collections import Counter
+from operator import attrgetter
 from pathlib import Path
 from typing import Optional
 
 import pandas as pd
+from fastcore.basics import patch
 
 import ddrl_lab
 from .channel import Channel
 from .config import Config, ConfigError, config_hash, load_config, save_config
-from .envs import env_seeds, env_spaces
+from .envs import env_seeds
+from .pools import env_spaces
 from .learner import learner_class, newest_checkpoint
 from .loops.base import Ledger, Loop
 from .doctor import CriteriaCheck, Diagnosis, diagnose
@@ -81,343 +84,10 @@ class Job:
         self._episode_wanted, self._episode_ckpt = threading.Event(), None   # record_episode() on a running job
         self.meta: dict = {}
 
-    # the loop's components and the ledger's books, under the names the records and drills use
-    learner = property(lambda self: self.loop.learner)
-    learners = property(lambda self: self.loop.learners)
-    runners = property(lambda self: self.loop.runners)
-    shards = property(lambda self: self.loop.shards)
-    channel = property(lambda self: self.loop.channel)
-    replay_added = property(lambda self: getattr(self.loop, "replay_added", Counter()))
-    books = property(lambda self: self.ledger.books)
-    rejections = property(lambda self: self.ledger.rejections)
-    produced_by_worker = property(lambda self: self.ledger.produced_by_worker)
-    rejected_by_worker = property(lambda self: self.ledger.rejected_by_worker)
-    steps_by_worker = property(lambda self: self.ledger.steps_by_worker)
-    def worker_shares(self, n: int) -> list[int]: return self.loop.worker_shares(n)   # (the barrier loop's)
+    KNOB_KEYS, FAULTS = KNOB_KEYS, FAULT_NAMES   # live knob -> its config key (see `update`); the fault drills (`inject`)
 
-    # -- lifecycle -------------------------------------------------------------------------
-    @classmethod
-    def resume(cls, run_dir, force: bool = False) -> "Job":
-        """A job that continues the stopped run in `run_dir`: same directory, same config, the learner from its
-        newest checkpoint, the books and metrics rows carried on. A checkpoint written under another config hash
-        is refused unless `force`. The checkpoint carries the loop's counters and return window and each worker's
-        state: envs whose state is plain data (classic control) go on mid-episode, others (ALE) start fresh episodes.
-        In serial or sync mode the resumed run then matches the uninterrupted one, row for row."""
-        run_dir = Path(run_dir)
-        for f in ("config.yaml", "meta.json"):
-            if not (run_dir / f).is_file(): raise ConfigError([f"{str(run_dir)!r} is not a ddrl_lab run directory: {f} is missing."])
-        meta = json.loads((run_dir / "meta.json").read_text())
-        if meta.get("status") == "finished":
-            raise ConfigError([f"{str(run_dir)!r} finished ({meta.get('end')}): there is nothing to resume."])
-        job = cls(run_dir / "config.yaml", name=meta.get("name"))
-        if job.hash != meta.get("config_hash") and not force:
-            raise ConfigError([f"{str(run_dir / 'config.yaml')!r} hashes to {job.hash[:8]}, but the run was made with "
-                               f"{str(meta.get('config_hash'))[:8]}: refusing to resume (use force to resume anyway)."])
-        newest, driver = newest_checkpoint(run_dir / "checkpoints"), None
-        if newest is not None:
-            import torch
-            driver = torch.load(newest, map_location="cpu", weights_only=True).get("driver")
-        job._resume = dict(dir=run_dir, meta=meta, force=force, driver=driver)
-        return job
-
-    def start(self) -> "Job":
-        "Create the run directory (or reopen a resumed one), spawn the components and start the driver thread."
-        if self.status != "created": return self
-        c = self.config
-        if c.run.runtime == "ray" and c.run.ray_address is not None and c.topology.mode != "co-located":
-            self._join_cluster()                 # look at the cluster first: a job it cannot hold leaves no run directory
-        try: self.gpus_per_learner = self.learner_gpus()   # and at its GPUs: one the job cannot have leaves none either
-        except ConfigError:
-            if self.runtime is not None: self.runtime.shutdown(); self.runtime = None
-            raise
-        if self._resume is None:
-            self.run_dir = new_run_dir(c.run.out, self.name, self.hash)
-            save_config(c, self.run_dir / "config.yaml")
-            self.log.path = self.run_dir / "metrics.jsonl"
-            self.meta = dict(name=self.name, config_hash=self.hash, ddrl_lab_version=ddrl_lab.__version__,
-                             python=platform.python_version(), runtime=c.run.runtime, status="running", start=_now(), end=None,
-                             seeds=dict(run=c.run.seed, env={w: env_seeds(c.env, w, c.run.seed) for w in range(c.topology.num_workers)}))
-        else:                                   # continue the records of the stopped run
-            self.run_dir, self.meta = self._resume["dir"], self._resume["meta"]
-            self.log.path = self.run_dir / "metrics.jsonl"
-            if self.log.path.exists(): self.log.rows = read_metrics(self.log.path).to_dict("records")
-            led = self.ledger
-            led.books = Counter(self.meta.get("books", {}))
-            led.produced_by_worker = Counter({int(k): v for k, v in self.meta.get("produced_by_worker", {}).items()})
-            led.rejected_by_worker = Counter({int(k): v for k, v in self.meta.get("rejected_by_worker", {}).items()})
-            self.meta.setdefault("resumed", []).append(dict(at=_now(), env_steps=self.log.rows[-1]["env_steps"] if self.log.rows else 0))
-            self.meta.update(status="running", end=None)
-        if c.run.tensorboard: self.tensorboard = TensorBoardLog(self.run_dir / "tensorboard", written=len(self.log.rows))
-        self._write_meta()
-        self.status = "running"
-        atexit.register(_stop_at_exit, weakref.ref(self))
-        try:
-            self._spawn()
-        except BaseException as e:
-            self._finish("failed", e); raise
-        self._thread = threading.Thread(target=self._drive, name=f"ddrl-job-{self.name}", daemon=True)
-        self._thread.start()
-        return self
-
-    def _spawn(self) -> None:
-        "The runtime (a local Ray cluster sized for this job, unless one was joined), then the loop's components on it."
-        c = self.config
-        if self.runtime is None:     # co-located: acting and learning time-sliced in this one process
-            self.runtime = make_runtime("serial" if c.topology.mode == "co-located" else c.run.runtime, c.run.ray_address,
-                                        num_cpus=math.ceil(self.cpus_needed()))
-        self.loop.spawn(env_spaces(c.env), str(self.run_dir / "checkpoints"), bool(self._resume and self._resume["force"]),
-                        self.gpus_per_learner)
-
-    def _join_cluster(self) -> None:
-        """Join the cluster at `run.ray_address` and refuse (`ConfigError`, nothing spawned) a job whose actors ask for
-        more CPUs than it has free: Ray would otherwise wait for them without a word."""
-        c = self.config
-        self.runtime = make_runtime("ray", c.run.ray_address)
-        need, W = self.cpus_needed(), c.topology.num_workers
-        try: self.runtime.check_cpus(need, f"{W} env worker{'s' * (W != 1)} at 1 each and {need - W:g} for the learner side")
-        except ConfigError:
-            self.runtime.shutdown(); self.runtime = None; raise
-
-    def learner_gpus(self) -> int:
-        "GPUs each computing learner-side actor asks Ray for (see `topologies.gpus_per_learner`; refused with a `ConfigError`)."
-        c = self.config
-        if c.run.runtime != "ray" or c.topology.mode == "co-located" or c.topology.device == "cpu": return 0
-        return gpus_per_learner(c, self.loop.gpu_learners(c), self._cluster_gpus())
-
-    def _cluster_gpus(self) -> float:
-        "GPUs of the cluster this job runs on: the one it joined, the one already started in this process, or the local one it will start."
-        if self.runtime is not None: return self.runtime.gpus()
-        import ray
-        if ray.is_initialized(): return float(ray.cluster_resources().get("GPU", 0.0))
-        import torch
-        return float(torch.cuda.device_count())          # what Ray detects when it starts a local cluster here
-
-    def cpus_needed(self) -> float:
-        "Logical CPUs this job's actors ask Ray for (a local cluster is started with at least this many)."
-        return self.config.topology.num_workers + self.loop.learner_cpus(self.config)
-
-    def _drive(self) -> None:
-        try:
-            self._loop()
-            self._finish("stopped" if self._stop.is_set() else "finished")
-        except BaseException as e:
-            self._finish("stopped" if self._stop.is_set() else "failed", e)
-
-    def _loop(self) -> None:
-        "The row counters (carried on after a resume), then the loop."
-        c = self.config
-        self.ledger.rows = RowBuilder(c.run.return_window, learners=max(1, len(self.learners)))
-        self._last_row, self._rowed_at = None, (0, 0)
-        last = self.log.rows[-1] if self._resume is not None and self.log.rows else None
-        self._criteria = CriteriaCheck(c.criteria, c.topology.num_workers, last)
-        driver = (self._resume or {}).get("driver")
-        if self._resume is not None: self._rows.restore(driver, last)      # the counters and the clock go on
-        if driver: self.ledger.steps_by_worker = Counter({int(w): n for w, n in driver.get("steps_by_worker", {}).items()})
-        self.loop.run()
-        if self._rowed_at != (self._rows.updates, self.books["produced"]): self._row()   # the final state
-
-    # what a loop calls back
-    _rows = property(lambda self: self.ledger.rows)
-
-    def running(self) -> bool:
-        "The loop goes on: not stopped, and the env-step budget not reached."
-        return not self._stop.is_set() and self._rows.env_steps < self.config.run.total_env_steps
-
-    def trained(self, info: dict, final: bool = False) -> bool:
-        "Fold in one update; write a row when due. True when the run is done."
-        c, rows = self.config, self._rows
-        if self._learner_incarnation not in (None, info["incarnation"]):
-            # the learner was restarted (from its newest checkpoint, in its own __init__): give it the live knobs again
-            self.books["learner_restarts"] += 1
-            self.meta.setdefault("learner_restores", []).append(info["restored_from"])
-            knobs = {k: v for k, v in self.knobs.items() if k in self.learner_cls.KNOBS}
-            self.runtime.get(self.runtime.call(self.learner, "set_knobs", **knobs))
-        self._learner_incarnation = info["incarnation"]
-        for k in ("trained", "rejected", "dropped_stale"): self.books[k] += info[k]
-        for r in info["rejections"]: self.ledger.reject(r)
-        rows.add(info)
-        done = final or (c.run.target_return is not None and rows.return_mean >= c.run.target_return) \
-            or rows.env_steps >= c.run.total_env_steps
-        self._stats = {k: v for k, v in info.items() if isinstance(v, float) and k not in ("update_s", "decode_s")}   # (those: in the timers)
-        if done or self._last_row is None or time.monotonic() - self._last_row >= c.run.log_interval_s: self._row()
-        if c.run.checkpoint_every and rows.updates % c.run.checkpoint_every == 0: self._checkpoint()
-        if self._episode_wanted.is_set(): self._episode_ckpt = self._checkpoint(); self._episode_wanted.clear()   # record_episode()
-        return done
-
-    def _row(self) -> None:
-        "Append one metrics row: the contract keys, learner stats, the loop's figures and the books, live knobs."
-        extra = self.loop.row()
-        b = self.books
-        self.log.append(self._criteria(self._rows.row(**getattr(self, "_stats", {}), **extra, produced_segments=b["produced"],
-                                       trained_segments=b["trained"], dropped_stale=b["dropped_stale"],
-                                       dropped_segments=b["dropped_stale"] + b["dropped_stop"], lost_segments=b["lost_in_flight"] + b["lost_with_learner"],
-                                       learner_restarts=b["learner_restarts"], checkpoint_failures=b["checkpoint_failures"],
-                                       metrics_write_failures=self.log.write_failures,
-                                       **{f"worker_{w}_env_steps": n for w, n in sorted(self.steps_by_worker.items())},
-                                       **{f"knob_{k}": v for k, v in self.knobs.items()})))
-        self._last_row, self._rowed_at = time.monotonic(), (self._rows.updates, b["produced"])
-        if self.tensorboard is not None:
-            try: self._disk_guard(); self.tensorboard.write(self.log.rows)
-            except OSError: pass                 # (the disk_full drill) these rows go out with the next ones
-
-    def _finish(self, status: str, error: Optional[BaseException] = None) -> None:
-        "Checkpoint, tear everything down, and write meta.json, rejections and the report: once."
-        with self._closed:
-            if self._finished: return
-            self._finished = True
-            if error is not None:
-                self.error = error
-                self.meta["error"] = "".join(traceback.format_exception_only(type(error), error)).strip()
-            if self.learner is not None and status != "failed":
-                try: self._checkpoint()
-                except Exception as e: self.meta["checkpoint_error"] = repr(e)
-            if self.runtime is not None: self.runtime.shutdown()
-            self.status = status
-            self.meta.update(status=status, end=_now(), books=dict(self.books),
-                             produced_by_worker={str(k): v for k, v in sorted(self.produced_by_worker.items())},
-                             rejected_by_worker={str(k): v for k, v in sorted(self.rejected_by_worker.items())})
-            self.meta.update(metrics_write_failures=self.log.write_failures)
-            if getattr(self, "_rows", None) is not None: self.meta.update(poisoned_episodes=self._rows.poisoned)
-            self.meta.update(self.loop.finish_meta())
-            if self.run_dir is not None:
-                self._disk_full_until = 0.0          # records at the end are written whatever a drill said
-                self.log.flush()                     # rows kept back by a failing disk
-                if self.tensorboard is not None:
-                    try: self.tensorboard.write(self.log.rows); self.tensorboard.close()
-                    except Exception as e: self.meta["tensorboard_error"] = repr(e)
-                if self.rejections:
-                    (self.run_dir / "rejections.jsonl").write_text("".join(json.dumps(json_safe(r)) + "\n" for r in self.rejections))
-                if status != "failed" and self.config.run.record_episode and self.learner is not None:
-                    try: record_episode(self.run_dir)       # the policy plays one episode: episode.gif, episode.json
-                    except Exception as e: self.meta["episode_error"] = repr(e)
-                self._write_meta()
-                write_report(self.run_dir)
-
-    def stop(self, timeout: float = 30.0) -> "Job":
-        "Stop the run (idempotent): ends the loop, kills every actor, writes the records."
-        self._stop.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout)
-            if self._thread.is_alive() and self.runtime is not None:
-                self.runtime.shutdown()   # unblocks a loop stuck waiting on a dead or hung actor
-                self._thread.join(timeout)
-        if self.status in ("created", "running"): self._finish("stopped")
-        return self
-
-    def wait(self, timeout: Optional[float] = None) -> "Job":
-        "Block until the run ends and its records are written; Ctrl-C stops it cleanly. Re-raises a training error."
-        deadline = None if timeout is None else time.monotonic() + timeout
-        try:
-            while self._thread is not None and self._thread.is_alive():
-                if deadline is not None and time.monotonic() >= deadline: break
-                self._thread.join(0.2)
-        except KeyboardInterrupt:
-            self.stop(); raise
-        if self.status not in ("created", "running"):
-            with self._closed: pass                  # the records (checkpoint, episode, report) are being written: until they are
-        if self.status == "failed" and self.error is not None: raise self.error
-        return self
-
-    def __enter__(self): return self.start()
-    def __exit__(self, *exc): self.stop()
-
-    # -- records, knobs, faults, metrics -----------------------------------------------------
-    def _disk_guard(self) -> None:
-        "Raises while the `disk_full` drill runs: every write to the run directory goes through here."
-        if time.monotonic() < self._disk_full_until: raise OSError(errno.ENOSPC, "No space left on device (disk_full drill)")
-
-    def _write_meta(self) -> None:
-        self._disk_guard()
-        tmp = self.run_dir / "meta.json.tmp"
-        tmp.write_text(json.dumps(json_safe(self.meta), indent=2)); tmp.replace(self.run_dir / "meta.json")   # strict JSON: no NaN
-
-    def _driver_state(self) -> dict:
-        """What the loop needs to go on exactly after a resume: the row counters, the return window, the books and
-        each worker's state (`EnvRunner.state_dict`; left out if a worker cannot answer). Plain data and tensors."""
-        r = getattr(self, "_rows", None)
-        if r is None: return {}                          # the loop never started: nothing to go on from
-        d = dict(books=dict(self.books), steps_by_worker={str(w): n for w, n in self.steps_by_worker.items()}, **r.state())
-        if self.loop.runner_states() and self.runners:
-            try: d["runners"] = self.runtime.get([self.runtime.call(w, "state_dict") for w in self.runners], timeout=5.0)
-            except Exception: pass                       # a worker restarting: the resume starts all workers afresh
-        return d
-
-    def _checkpoint(self) -> Optional[Path]:
-        """Write the learner's state to checkpoints/ (write, then rename: never a half-written file).
-        A failed write is counted and left for the next checkpoint; the run goes on."""
-        import torch
-        sd = self.runtime.get(self.runtime.call(self.loop.state_actor(), "state_dict"))
-        sd["config_hash"] = self.hash                    # a resume under another config is refused unless forced
-        sd["driver"] = self._driver_state()
-        self.loop.snapshot()                 # (replay: each shard snapshots itself next to the learner)
-        path = self.run_dir / "checkpoints" / f"learner-v{sd['version']:06d}.pt"
-        tmp = path.with_suffix(".pt.tmp")
-        try:
-            self._disk_guard()
-            torch.save(sd, tmp); tmp.replace(path)
-            return path
-        except OSError as e:
-            tmp.unlink(missing_ok=True)
-            self.books["checkpoint_failures"] += 1
-            self.meta["last_checkpoint_error"] = str(e)
-            return None
-
-    KNOB_KEYS = KNOB_KEYS
-    def knob_specs(self) -> dict:
-        "Each live knob: its config key, type, allowed range (from the config's validation) and current value."
-        return {name: knob_spec(self.config, name, value) for name, value in self.knobs.items()}
-
-    def update(self, **knobs) -> None:
-        """Change live knobs of the running job. Values are checked exactly as the config checks them (types,
-        ranges, consistency such as low < high watermark); a bad name or value raises here and changes nothing."""
-        with self._knob_lock: self.live_config, knobs = checked_knobs(self.live_config, knobs, list(self.knobs), len(self.shards))
-        marks = {k: knobs[k] for k in Channel.KNOBS if k in knobs}
-        if marks: self.channel.set_knobs(**marks)       # validated and applied at once (thread-safe)
-        self.knobs.update(marks)
-        self._knob_queue.put({k: v for k, v in knobs.items() if k not in marks})
-
-    def apply_knobs(self) -> None:
-        "Fire the drills that are due and apply the knob changes queued by `update` (from the loop's thread)."
-        c = self.config
-        while self._schedule and self._rows.env_steps >= self._schedule[0][0]:     # scheduled drills that are due
-            at, fault, worker, seconds = self._schedule.pop(0)
-            fired = dict(fault=fault, worker=worker, at_env_steps=self._rows.env_steps)
-            try: self.inject(fault, worker=worker, seconds=seconds)
-            except ValueError as e:          # its target went away meanwhile (workers removed live): recorded, not fatal
-                self.meta.setdefault("faults_refused", []).append({**fired, "reason": str(e)}); continue
-            self.meta.setdefault("faults_fired", []).append(fired)
-        changed = {}
-        while not self._knob_queue.empty(): changed.update(self._knob_queue.get_nowait())
-        self.loop.apply(changed, self.learner_cls.KNOBS)       # the learner's knobs to its learners, the loop's to its parts
-        if "num_workers" in changed:                 # workers added or removed: a new one has its own env seeds
-            n = int(changed["num_workers"]); self.loop.resize(n)
-            self.meta.setdefault("seeds", {}).setdefault("env", {}).update({w: env_seeds(c.env, w, c.run.seed) for w in range(n)})
-        self.knobs.update(changed)
-
-    FAULTS = FAULT_NAMES
-    def inject(self, fault: str, worker: int = 0, seconds: float = 0.05) -> None:
-        """Fault drills.
-        - `poison`: worker `worker` emits NaN rewards from now on (its segments are rejected at the source);
-        - `kill_worker`: its process dies; the runtime restarts it, it pulls the latest weights and goes on;
-        - `slow_worker`: it becomes a straggler, `seconds` slower per segment (per step under central inference);
-        - `kill_replay_shard`: replay shard `worker` (an index in 0..replay.shards-1) dies; the runtime restarts it from its last snapshot (taken with
-          every checkpoint) and the transitions it lost since are counted (`replay_lost_transitions`);
-        - `kill_learner`: the learner dies; the runtime restarts it and it continues from its run's newest
-          checkpoint (fresh weights if there is none yet), numbering versions above the last one seen;
-        - `delay`: the learner takes `seconds` longer per update;
-        - `disk_full`: for `seconds`, nothing can be written to the run directory (rows wait, checkpoints retry).
-        Restarts, lost segments and failed writes are counted in the books and the metrics. An index that names no
-        worker, shard or learner of this job is refused with a `ValueError` naming the range (as `run.faults`
-        entries are, by `check_supported`, before anything starts)."""
-        if fault not in self.FAULTS:
-            raise ValueError(f"fault {fault!r} is not available yet: this version has {', '.join(self.FAULTS)}")
-        if self.status != "running" or self.runtime is None:
-            raise ValueError(f"fault {fault!r}: drills hit a running job, and this one is {self.status}")
-        p = drill_problem(fault, worker, len(self.runners), len(self.shards), max(1, len(self.learners)))
-        if p: raise ValueError(p)
-        if fault == "disk_full": self._disk_full_until = time.monotonic() + seconds
-        else: self.loop.strike(fault, worker, seconds)
-
+    # What a job gives back, live or finished. (These stay in the class: `@patch` would rebind the module's own
+    # `record_episode` and `diagnose`, which they call, to None.)
     def metrics(self) -> pd.DataFrame:
         "The metrics rows so far."
         return self.log.frame()
@@ -438,9 +108,350 @@ class Job:
         "The doctor's four stages (data, versions, communication, algorithm) over the rows so far, live or finished."
         return diagnose(self.metrics(), self.config, self.meta, list(self.rejections), run=str(self.run_dir or self.name))
 
+    def __enter__(self): return self.start()
+    def __exit__(self, *exc): self.stop()
     def __repr__(self): return f"Job({self.name!r}, status={self.status!r}, run_dir={str(self.run_dir)!r})"
+
+# %% ../nbs/12_job.ipynb 9
+_FORWARDED = {   # a job's name for a part of its loop or a book of its ledger: (where it is, what it is)
+    "learner": ("loop.learner", "The actor that serves the weights: the learner, or the parameter server."),
+    "learners": ("loop.learners", "The learners of a run with several (`topology.num_learners`, soft sync, hybrid); else empty."),
+    "runners": ("loop.runners", "The env workers (`EnvRunner` actors), worker `w` at index `w`."),
+    "shards": ("loop.shards", "The replay shards (`replay.shards` of them with replay; else empty)."),
+    "channel": ("loop.channel", "The `Channel` between workers and learner, in the loop that has one; else None."),
+    "books": ("ledger.books", "The books: segments produced, trained, rejected, dropped, lost; restarts; failed writes."),
+    "rejections": ("ledger.rejections", "The provenance of the first rejected segments."),
+    "produced_by_worker": ("ledger.produced_by_worker", "Segments produced, by worker."),
+    "rejected_by_worker": ("ledger.rejected_by_worker", "Segments rejected, by worker."),
+    "steps_by_worker": ("ledger.steps_by_worker", "Env steps produced, by worker."),
+    "_rows": ("ledger.rows", "The row counters (a `RowBuilder`), once the loop has started; else None."),
+}
+for _name, (_path, _doc) in _FORWARDED.items(): setattr(Job, _name, property(attrgetter(_path), doc=_doc))
+
+@patch(as_prop=True)
+def replay_added(self: Job) -> Counter:
+    "Env steps sent to each replay shard (empty without replay)."
+    return getattr(self.loop, "replay_added", Counter())
+
+@patch
+def worker_shares(self: Job, n: int) -> list[int]: return self.loop.worker_shares(n)   # (the barrier loop's)
+
+# %% ../nbs/12_job.ipynb 11
+@patch(cls_method=True)
+def resume(cls: Job, run_dir, force: bool = False) -> "Job":
+    """A job that continues the stopped run in `run_dir`: same directory, same config, the learner from its
+    newest checkpoint, the books and metrics rows carried on. A checkpoint written under another config hash
+    is refused unless `force`. The checkpoint carries the loop's counters and return window and each worker's
+    state: envs whose state is plain data (classic control) go on mid-episode, others (ALE) start fresh episodes.
+    In serial or sync mode the resumed run then matches the uninterrupted one, row for row."""
+    run_dir = Path(run_dir)
+    for f in ("config.yaml", "meta.json"):
+        if not (run_dir / f).is_file(): raise ConfigError([f"{str(run_dir)!r} is not a ddrl_lab run directory: {f} is missing."])
+    meta = json.loads((run_dir / "meta.json").read_text())
+    if meta.get("status") == "finished":
+        raise ConfigError([f"{str(run_dir)!r} finished ({meta.get('end')}): there is nothing to resume."])
+    job = cls(run_dir / "config.yaml", name=meta.get("name"))
+    if job.hash != meta.get("config_hash") and not force:
+        raise ConfigError([f"{str(run_dir / 'config.yaml')!r} hashes to {job.hash[:8]}, but the run was made with "
+                           f"{str(meta.get('config_hash'))[:8]}: refusing to resume (use force to resume anyway)."])
+    newest, driver = newest_checkpoint(run_dir / "checkpoints"), None
+    if newest is not None:
+        import torch
+        driver = torch.load(newest, map_location="cpu", weights_only=True).get("driver")
+    job._resume = dict(dir=run_dir, meta=meta, force=force, driver=driver)
+    return job
+
+@patch
+def start(self: Job) -> "Job":
+    "Create the run directory (or reopen a resumed one), spawn the components and start the driver thread."
+    if self.status != "created": return self
+    c = self.config
+    if c.run.runtime == "ray" and c.run.ray_address is not None and c.topology.mode != "co-located":
+        self._join_cluster()                 # look at the cluster first: a job it cannot hold leaves no run directory
+    try: self.gpus_per_learner = self.learner_gpus()   # and at its GPUs: one the job cannot have leaves none either
+    except ConfigError:
+        if self.runtime is not None: self.runtime.shutdown(); self.runtime = None
+        raise
+    if self._resume is None:
+        self.run_dir = new_run_dir(c.run.out, self.name, self.hash)
+        save_config(c, self.run_dir / "config.yaml")
+        self.log.path = self.run_dir / "metrics.jsonl"
+        self.meta = dict(name=self.name, config_hash=self.hash, ddrl_lab_version=ddrl_lab.__version__,
+                         python=platform.python_version(), runtime=c.run.runtime, status="running", start=_now(), end=None,
+                         seeds=dict(run=c.run.seed, env={w: env_seeds(c.env, w, c.run.seed) for w in range(c.topology.num_workers)}))
+    else:                                   # continue the records of the stopped run
+        self.run_dir, self.meta = self._resume["dir"], self._resume["meta"]
+        self.log.path = self.run_dir / "metrics.jsonl"
+        if self.log.path.exists(): self.log.rows = read_metrics(self.log.path).to_dict("records")
+        self.ledger.restore(self.meta, self._resume["driver"])    # the books go on (before anything can fail)
+        self.meta.setdefault("resumed", []).append(dict(at=_now(), env_steps=self.log.rows[-1]["env_steps"] if self.log.rows else 0))
+        self.meta.update(status="running", end=None)
+    if c.run.tensorboard: self.tensorboard = TensorBoardLog(self.run_dir / "tensorboard", written=len(self.log.rows))
+    self._write_meta()
+    self.status = "running"
+    atexit.register(_stop_at_exit, weakref.ref(self))
+    try:
+        self._spawn()
+    except BaseException as e:
+        self._finish("failed", e); raise
+    self._thread = threading.Thread(target=self._drive, name=f"ddrl-job-{self.name}", daemon=True)
+    self._thread.start()
+    return self
+
+@patch
+def _spawn(self: Job) -> None:
+    "The runtime (a local Ray cluster sized for this job, unless one was joined), then the loop's components on it."
+    c = self.config
+    if self.runtime is None:     # co-located: acting and learning time-sliced in this one process
+        self.runtime = make_runtime("serial" if c.topology.mode == "co-located" else c.run.runtime, c.run.ray_address,
+                                    num_cpus=math.ceil(self.cpus_needed()))
+    self.loop.spawn(env_spaces(c.env), str(self.run_dir / "checkpoints"), bool(self._resume and self._resume["force"]),
+                    self.gpus_per_learner)
 
 def _stop_at_exit(ref) -> None:
     job = ref()
     if job is not None: job.stop(timeout=5)
 
+# %% ../nbs/12_job.ipynb 13
+@patch
+def _join_cluster(self: Job) -> None:
+    """Join the cluster at `run.ray_address` and refuse (`ConfigError`, nothing spawned) a job whose actors ask for
+    more CPUs than it has free: Ray would otherwise wait for them without a word."""
+    c = self.config
+    self.runtime = make_runtime("ray", c.run.ray_address)
+    need, W = self.cpus_needed(), c.topology.num_workers
+    try: self.runtime.check_cpus(need, f"{W} env worker{'s' * (W != 1)} at 1 each and {need - W:g} for the learner side")
+    except ConfigError:
+        self.runtime.shutdown(); self.runtime = None; raise
+
+@patch
+def learner_gpus(self: Job) -> int:
+    "GPUs each computing learner-side actor asks Ray for (see `topologies.gpus_per_learner`; refused with a `ConfigError`)."
+    c = self.config
+    if c.run.runtime != "ray" or c.topology.mode == "co-located" or c.topology.device == "cpu": return 0
+    return gpus_per_learner(c, self.loop.gpu_learners(c), self._cluster_gpus())
+
+@patch
+def _cluster_gpus(self: Job) -> float:
+    "GPUs of the cluster this job runs on: the one it joined, the one already started in this process, or the local one it will start."
+    if self.runtime is not None: return self.runtime.gpus()
+    import ray
+    if ray.is_initialized(): return float(ray.cluster_resources().get("GPU", 0.0))
+    import torch
+    return float(torch.cuda.device_count())          # what Ray detects when it starts a local cluster here
+
+@patch
+def cpus_needed(self: Job) -> float:
+    "Logical CPUs this job's actors ask Ray for (a local cluster is started with at least this many)."
+    return self.config.topology.num_workers + self.loop.learner_cpus(self.config)
+
+# %% ../nbs/12_job.ipynb 15
+@patch
+def _drive(self: Job) -> None:
+    try:
+        self._loop()
+        self._finish("stopped" if self._stop.is_set() else "finished")
+    except BaseException as e:
+        self._finish("stopped" if self._stop.is_set() else "failed", e)
+
+@patch
+def _loop(self: Job) -> None:
+    "The row counters (carried on after a resume), then the loop."
+    c = self.config
+    self.ledger.rows = RowBuilder(c.run.return_window, learners=max(1, len(self.learners)))
+    self._last_row, self._rowed_at = None, (0, 0)
+    last = self.log.rows[-1] if self._resume is not None and self.log.rows else None
+    self._criteria = CriteriaCheck(c.criteria, c.topology.num_workers, last)
+    driver = (self._resume or {}).get("driver")
+    if self._resume is not None: self._rows.restore(driver, last)      # the counters and the clock go on
+    self.loop.run()
+    if self._rowed_at != (self._rows.updates, self.books["produced"]): self._row()   # the final state
+
+@patch
+def running(self: Job) -> bool:
+    "The loop goes on: not stopped, and the env-step budget not reached."
+    return not self._stop.is_set() and self._rows.env_steps < self.config.run.total_env_steps
+
+@patch
+def trained(self: Job, info: dict, final: bool = False) -> bool:
+    "Fold in one update; write a row when due. True when the run is done."
+    c, rows = self.config, self._rows
+    if self._learner_incarnation not in (None, info["incarnation"]):
+        # the learner was restarted (from its newest checkpoint, in its own __init__): give it the live knobs again
+        self.books["learner_restarts"] += 1
+        self.meta.setdefault("learner_restores", []).append(info["restored_from"])
+        knobs = {k: v for k, v in self.knobs.items() if k in self.learner_cls.KNOBS}
+        self.runtime.get(self.runtime.call(self.learner, "set_knobs", **knobs))
+    self._learner_incarnation = info["incarnation"]
+    self.ledger.trained(info)
+    done = final or (c.run.target_return is not None and rows.return_mean >= c.run.target_return) \
+        or rows.env_steps >= c.run.total_env_steps
+    self._stats = {k: v for k, v in info.items() if isinstance(v, float) and k not in ("update_s", "decode_s")}   # (those: in the timers)
+    if done or self._last_row is None or time.monotonic() - self._last_row >= c.run.log_interval_s: self._row()
+    if c.run.checkpoint_every and rows.updates % c.run.checkpoint_every == 0: self._checkpoint()
+    if self._episode_wanted.is_set(): self._episode_ckpt = self._checkpoint(); self._episode_wanted.clear()   # record_episode()
+    return done
+
+@patch
+def _row(self: Job) -> None:
+    "Append one metrics row: the contract keys, learner stats, the loop's figures and the books, live knobs."
+    extra = self.loop.row()
+    self.log.append(self._criteria(self._rows.row(**getattr(self, "_stats", {}), **extra, **self.ledger.figures(self.log.write_failures),
+                                                  **{f"knob_{k}": v for k, v in self.knobs.items()})))
+    self._last_row, self._rowed_at = time.monotonic(), (self._rows.updates, self.books["produced"])
+    if self.tensorboard is not None:
+        try: self._disk_guard(); self.tensorboard.write(self.log.rows)
+        except OSError: pass                 # (the disk_full drill) these rows go out with the next ones
+
+# %% ../nbs/12_job.ipynb 17
+@patch
+def _finish(self: Job, status: str, error: Optional[BaseException] = None) -> None:
+    "Checkpoint, tear everything down, and write meta.json, rejections and the report: once."
+    with self._closed:
+        if self._finished: return
+        self._finished = True
+        if error is not None:
+            self.error = error
+            self.meta["error"] = "".join(traceback.format_exception_only(type(error), error)).strip()
+        if self.learner is not None and status != "failed":
+            try: self._checkpoint()
+            except Exception as e: self.meta["checkpoint_error"] = repr(e)
+        if self.runtime is not None: self.runtime.shutdown()
+        self.status = status
+        self.meta.update(status=status, end=_now(), **self.ledger.to_meta())
+        self.meta.update(metrics_write_failures=self.log.write_failures)
+        if getattr(self, "_rows", None) is not None: self.meta.update(poisoned_episodes=self._rows.poisoned)
+        self.meta.update(self.loop.finish_meta())
+        if self.run_dir is not None:
+            self._disk_full_until = 0.0          # records at the end are written whatever a drill said
+            self.log.flush()                     # rows kept back by a failing disk
+            if self.tensorboard is not None:
+                try: self.tensorboard.write(self.log.rows); self.tensorboard.close()
+                except Exception as e: self.meta["tensorboard_error"] = repr(e)
+            if self.rejections:
+                (self.run_dir / "rejections.jsonl").write_text("".join(json.dumps(json_safe(r)) + "\n" for r in self.rejections))
+            if status != "failed" and self.config.run.record_episode and self.learner is not None:
+                try: record_episode(self.run_dir)       # the policy plays one episode: episode.gif, episode.json
+                except Exception as e: self.meta["episode_error"] = repr(e)
+            self._write_meta()
+            write_report(self.run_dir)
+
+@patch
+def stop(self: Job, timeout: float = 30.0) -> "Job":
+    "Stop the run (idempotent): ends the loop, kills every actor, writes the records."
+    self._stop.set()
+    if self._thread is not None and self._thread is not threading.current_thread():
+        self._thread.join(timeout)
+        if self._thread.is_alive() and self.runtime is not None:
+            self.runtime.shutdown()   # unblocks a loop stuck waiting on a dead or hung actor
+            self._thread.join(timeout)
+    if self.status in ("created", "running"): self._finish("stopped")
+    return self
+
+@patch
+def wait(self: Job, timeout: Optional[float] = None) -> "Job":
+    "Block until the run ends and its records are written; Ctrl-C stops it cleanly. Re-raises a training error."
+    deadline = None if timeout is None else time.monotonic() + timeout
+    try:
+        while self._thread is not None and self._thread.is_alive():
+            if deadline is not None and time.monotonic() >= deadline: break
+            self._thread.join(0.2)
+    except KeyboardInterrupt:
+        self.stop(); raise
+    if self.status not in ("created", "running"):
+        with self._closed: pass                  # the records (checkpoint, episode, report) are being written: until they are
+    if self.status == "failed" and self.error is not None: raise self.error
+    return self
+
+# %% ../nbs/12_job.ipynb 19
+@patch
+def _disk_guard(self: Job) -> None:
+    "Raises while the `disk_full` drill runs: every write to the run directory goes through here."
+    if time.monotonic() < self._disk_full_until: raise OSError(errno.ENOSPC, "No space left on device (disk_full drill)")
+
+@patch
+def _write_meta(self: Job) -> None:
+    self._disk_guard()
+    tmp = self.run_dir / "meta.json.tmp"
+    tmp.write_text(json.dumps(json_safe(self.meta), indent=2)); tmp.replace(self.run_dir / "meta.json")   # strict JSON: no NaN
+
+@patch
+def _checkpoint(self: Job) -> Optional[Path]:
+    """Write the learner's state to checkpoints/ (write, then rename: never a half-written file).
+    A failed write is counted and left for the next checkpoint; the run goes on."""
+    import torch
+    sd = self.runtime.get(self.runtime.call(self.loop.state_actor(), "state_dict"))
+    sd["config_hash"] = self.hash                    # a resume under another config is refused unless forced
+    sd["driver"] = self.loop.driver_state()
+    self.loop.snapshot()                 # (replay: each shard snapshots itself next to the learner)
+    path = self.run_dir / "checkpoints" / f"learner-v{sd['version']:06d}.pt"
+    tmp = path.with_suffix(".pt.tmp")
+    try:
+        self._disk_guard()
+        torch.save(sd, tmp); tmp.replace(path)
+        return path
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        self.books["checkpoint_failures"] += 1
+        self.meta["last_checkpoint_error"] = str(e)
+        return None
+
+# %% ../nbs/12_job.ipynb 21
+@patch
+def knob_specs(self: Job) -> dict:
+    "Each live knob: its config key, type, allowed range (from the config's validation) and current value."
+    return {name: knob_spec(self.config, name, value) for name, value in self.knobs.items()}
+
+@patch
+def update(self: Job, **knobs) -> None:
+    """Change live knobs of the running job. Values are checked exactly as the config checks them (types,
+    ranges, consistency such as low < high watermark); a bad name or value raises here and changes nothing."""
+    with self._knob_lock: self.live_config, knobs = checked_knobs(self.live_config, knobs, list(self.knobs), len(self.shards))
+    marks = {k: knobs[k] for k in Channel.KNOBS if k in knobs}
+    if marks: self.channel.set_knobs(**marks)       # validated and applied at once (thread-safe)
+    self.knobs.update(marks)
+    self._knob_queue.put({k: v for k, v in knobs.items() if k not in marks})
+
+@patch
+def apply_knobs(self: Job) -> None:
+    "Fire the drills that are due and apply the knob changes queued by `update` (from the loop's thread)."
+    c = self.config
+    while self._schedule and self._rows.env_steps >= self._schedule[0][0]:     # scheduled drills that are due
+        at, fault, worker, seconds = self._schedule.pop(0)
+        fired = dict(fault=fault, worker=worker, at_env_steps=self._rows.env_steps)
+        try: self.inject(fault, worker=worker, seconds=seconds)
+        except ValueError as e:          # its target went away meanwhile (workers removed live): recorded, not fatal
+            self.meta.setdefault("faults_refused", []).append({**fired, "reason": str(e)}); continue
+        self.meta.setdefault("faults_fired", []).append(fired)
+    changed = {}
+    while not self._knob_queue.empty(): changed.update(self._knob_queue.get_nowait())
+    self.loop.apply(changed, self.learner_cls.KNOBS)       # the learner's knobs to its learners, the loop's to its parts
+    if "num_workers" in changed:                 # workers added or removed: a new one has its own env seeds
+        n = int(changed["num_workers"]); self.loop.resize(n)
+        self.meta.setdefault("seeds", {}).setdefault("env", {}).update({w: env_seeds(c.env, w, c.run.seed) for w in range(n)})
+    self.knobs.update(changed)
+
+# %% ../nbs/12_job.ipynb 23
+@patch
+def inject(self: Job, fault: str, worker: int = 0, seconds: float = 0.05) -> None:
+    """Fault drills.
+    - `poison`: worker `worker` emits NaN rewards from now on (its segments are rejected at the source);
+    - `kill_worker`: its process dies; the runtime restarts it, it pulls the latest weights and goes on;
+    - `slow_worker`: it becomes a straggler, `seconds` slower per segment (per step under central inference);
+    - `kill_replay_shard`: replay shard `worker` (an index in 0..replay.shards-1) dies; the runtime restarts it from its last snapshot (taken with
+      every checkpoint) and the transitions it lost since are counted (`replay_lost_transitions`);
+    - `kill_learner`: the learner dies; the runtime restarts it and it continues from its run's newest
+      checkpoint (fresh weights if there is none yet), numbering versions above the last one seen;
+    - `delay`: the learner takes `seconds` longer per update;
+    - `disk_full`: for `seconds`, nothing can be written to the run directory (rows wait, checkpoints retry).
+    Restarts, lost segments and failed writes are counted in the books and the metrics. An index that names no
+    worker, shard or learner of this job is refused with a `ValueError` naming the range (as `run.faults`
+    entries are, by `check_supported`, before anything starts)."""
+    if fault not in self.FAULTS:
+        raise ValueError(f"fault {fault!r} is not available yet: this version has {', '.join(self.FAULTS)}")
+    if self.status != "running" or self.runtime is None:
+        raise ValueError(f"fault {fault!r}: drills hit a running job, and this one is {self.status}")
+    p = drill_problem(fault, worker, len(self.runners), len(self.shards), max(1, len(self.learners)))
+    if p: raise ValueError(p)
+    if fault == "disk_full": self._disk_full_until = time.monotonic() + seconds
+    else: self.loop.strike(fault, worker, seconds)

@@ -16,6 +16,7 @@ from typing import Iterable, Optional
 import gymnasium as gym
 import numpy as np
 import torch
+from fastcore.basics import patch
 
 from .codecs import Encoded, get_codec
 from .config import Config, config_hash
@@ -67,7 +68,7 @@ def timed(method):
         return out
     return call
 
-# %% ../nbs/07_learner.ipynb 11
+# %% ../nbs/07_learner.ipynb 12
 class Learner:
     "The shared part of every learner: versions, knobs, validation, the optimizer step, gradients in and out, checkpoints."
     KNOBS: tuple = ("lr",)
@@ -100,7 +101,14 @@ class Learner:
     def build(self, obs_space: gym.Space, action_space: gym.Space) -> torch.nn.Module:
         return build_model(obs_space, action_space, self.a.hidden_size, torso=self.a.model, shared=self.a.shared_torso)
 
-    # -- weights and knobs ----------------------------------------------------------------------
+    def _train(self, b: Segment) -> dict:
+        "One update on a batch of segments; returns mean statistics."
+        raise NotImplementedError
+
+    def batch_loss(self, *inputs) -> tuple[torch.Tensor, dict]:
+        "This algorithm's loss on one whole batch (one forward pass, no step)."
+        raise NotImplementedError
+
     def get_weights(self, env_steps: Optional[int] = None) -> dict:
         "The current weights with their global version."
         return {"version": self.version, "params": get_weights(self.model)}
@@ -118,248 +126,266 @@ class Learner:
         self.knobs.update(knobs)
         return dict(self.knobs)
 
-    # -- the optimizer step ---------------------------------------------------------------------
-    def autocast(self):
-        "bf16 autocast for forward passes when `algo.bf16` is set (else a no-op)."
-        return bf16_autocast(self.a.bf16, self.device.type)
+# %% ../nbs/07_learner.ipynb 14
+@patch
+def autocast(self: Learner):
+    "bf16 autocast for forward passes when `algo.bf16` is set (else a no-op)."
+    return bf16_autocast(self.a.bf16, self.device.type)
 
-    def current_lr(self) -> float:
-        lr = self.knobs["lr"]
-        if self.a.lr_warmup_updates: lr *= min(1.0, (self.opt_steps + 1) / self.a.lr_warmup_updates)
-        if self.a.anneal_lr: lr *= max(0.0, 1 - self.env_steps / self.cfg.run.total_env_steps)
-        return lr
+@patch
+def current_lr(self: Learner) -> float:
+    lr = self.knobs["lr"]
+    if self.a.lr_warmup_updates: lr *= min(1.0, (self.opt_steps + 1) / self.a.lr_warmup_updates)
+    if self.a.anneal_lr: lr *= max(0.0, 1 - self.env_steps / self.cfg.run.total_env_steps)
+    return lr
 
-    def _step(self) -> float:
-        """Clip the global grad norm, take one optimizer step, clear the gradients; the norm before clipping.
-        In an all-reduce group the gradients are first averaged over its members, so all of them take the same step."""
-        if self.group_size > 1:
-            import torch.distributed as dist
-            for p in self.model.parameters():
-                if p.grad is None: p.grad = torch.zeros_like(p)
-                dist.all_reduce(p.grad); p.grad /= self.group_size
-        for g in self.opt.param_groups: g["lr"] = self.current_lr()
-        norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.a.max_grad_norm)
-        self.opt.step(); self.opt.zero_grad(set_to_none=True); self.opt_steps += 1
-        return float(norm)
-
-    def optimize(self, losses: Iterable[torch.Tensor]) -> list[float]:
-        "Back-propagate each loss; every `grad_accum` of them (and at the end) take one step. The grad norms."
-        k, pending, norms = self.a.grad_accum, 0, []
-        for loss in losses:
-            (loss / k).backward(); pending += 1
-            if pending == k: norms.append(self._step()); pending = 0
-        if pending:                                   # a partial group: rescale to a mean over what it holds
-            for p in self.model.parameters():
-                if p.grad is not None: p.grad.mul_(k / pending)
-            norms.append(self._step())
-        return norms
-
-    def _fit(self, x: dict, batches) -> dict:
-        "`epochs` passes, one loss per index batch of `batches()` (called once a pass), through `optimize`; mean statistics."
-        stats = []
-        def losses():
-            for _ in range(int(self.knobs["epochs"])):
-                for idx in batches():
-                    loss, st = self._loss(x, idx); stats.append(st)
-                    yield loss
-        norms = self.optimize(losses())
-        return {**{k: float(np.mean([s[k] for s in stats])) for k in stats[0]}, "grad_norm": float(np.mean(norms))}
-
-    def _decoded(self, segments) -> list[Segment]:
-        "Segments as they arrived, decoded; the `None`s of segments their workers rejected are skipped."
-        return [self.codec.decode(s) if isinstance(s, Encoded) else s for s in segments if s is not None]
-
-    # -- gradients in and out, for sync modes ------------------------------------------------------
-    def batch_loss(self, *inputs) -> tuple[torch.Tensor, dict]:
-        "This algorithm's loss on one whole batch (one forward pass, no step)."
-        raise NotImplementedError
-
-    def compute_gradients(self, *inputs) -> dict:
-        "The gradient of `batch_loss(*inputs)` as NumPy arrays (one per parameter), with the version it was taken at."
-        self.opt.zero_grad(set_to_none=True)
-        loss, stats = self.batch_loss(*inputs)
-        loss.backward()
-        grads = [np.zeros(tuple(p.shape), np.float32) if p.grad is None else p.grad.detach().cpu().numpy().copy()
-                 for p in self.model.parameters()]
-        self.opt.zero_grad(set_to_none=True)
-        return dict(version=self.version, grads=grads, stats=stats)
-
-    def apply_gradients(self, *grads: list, weights: Optional[list] = None, scale: float = 1.0) -> dict:
-        "Average gradient lists (weighted, if given), times `scale`, then one clipped optimizer step and a new version."
-        w = np.ones(len(grads)) if weights is None else np.asarray(weights, np.float64)
-        if len(grads) == 0 or w.sum() <= 0: return dict(policy_version=self.version, applied=0)
-        for i, p in enumerate(self.model.parameters()):
-            g = scale * sum(wj * np.asarray(gj[i], np.float32) for wj, gj in zip(w, grads)) / w.sum()
-            p.grad = torch.as_tensor(g, dtype=p.dtype, device=self.device)
-        norm = self._step()
-        self.version += 1
-        return dict(policy_version=self.version, applied=len(grads), grad_norm=norm)
-
-    def apply_deltas(self, *deltas: list) -> dict:
-        "Soft sync: add the mean of parameter deltas (one list per learner) to the weights; a new version."
-        if not deltas: return dict(policy_version=self.version, applied=0)
-        with torch.no_grad():
-            for i, p in enumerate(self.model.parameters()):
-                p += torch.as_tensor(sum(np.asarray(d[i], np.float32) for d in deltas) / len(deltas), device=self.device)
-        self.version += 1
-        return dict(policy_version=self.version, applied=len(deltas))
-
-    def params(self) -> list[np.ndarray]:
-        "The parameters as NumPy arrays, in `model.parameters()` order (what gradients and deltas line up with)."
-        return [p.detach().cpu().numpy().copy() for p in self.model.parameters()]
-
-    # -- all-reduce groups ------------------------------------------------------------------------
-    def address(self) -> str:
-        "`tcp://host:port` with a free port on this learner's host: where an all-reduce group can meet."
-        import socket
-        host = socket.gethostbyname(socket.gethostname())
-        with socket.socket() as s: s.bind(("", 0)); port = s.getsockname()[1]
-        return f"tcp://{host}:{port}"
-
-    def join_group(self, init_method: str, rank: int, world_size: int) -> int:
-        "Join a torch.distributed group (gloo on CPU, NCCL on CUDA) whose members all-reduce gradients at every step."
+@patch
+def _step(self: Learner) -> float:
+    """Clip the global grad norm, take one optimizer step, clear the gradients; the norm before clipping.
+    In an all-reduce group the gradients are first averaged over its members, so all of them take the same step."""
+    if self.group_size > 1:
         import torch.distributed as dist
-        backend = "nccl" if self.device.type == "cuda" else "gloo"
-        dist.init_process_group(backend, init_method=init_method, rank=rank, world_size=world_size)
-        self.group_size = world_size
-        return rank
+        for p in self.model.parameters():
+            if p.grad is None: p.grad = torch.zeros_like(p)
+            dist.all_reduce(p.grad); p.grad /= self.group_size
+    for g in self.opt.param_groups: g["lr"] = self.current_lr()
+    norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.a.max_grad_norm)
+    self.opt.step(); self.opt.zero_grad(set_to_none=True); self.opt_steps += 1
+    return float(norm)
 
-    # -- segment learners: validation and staleness ---------------------------------------------------
-    def _accept(self, segments) -> list[Segment]:
-        good = []
-        for s in segments:
-            reason = validate_segment(s, self.cfg.validation.reward_range, self.cfg.validation.obs_range)
-            if reason is None: good.append(s); continue
-            self.rejected[s.worker_id] += 1
-            self.rejections.append(dict(worker_id=s.worker_id, seq=s.seq, policy_version=s.policy_version, reason=reason))
-        return good
+@patch
+def optimize(self: Learner, losses: Iterable[torch.Tensor]) -> list[float]:
+    "Back-propagate each loss; every `grad_accum` of them (and at the end) take one step. The grad norms."
+    k, pending, norms = self.a.grad_accum, 0, []
+    for loss in losses:
+        (loss / k).backward(); pending += 1
+        if pending == k: norms.append(self._step()); pending = 0
+    if pending:                                   # a partial group: rescale to a mean over what it holds
+        for p in self.model.parameters():
+            if p.grad is not None: p.grad.mul_(k / pending)
+        norms.append(self._step())
+    return norms
 
-    @timed
-    def update(self, *segments, max_staleness: Optional[int] = None, version_floor: Optional[int] = None) -> dict:
-        """Decode and validate `segments` (`None`s, already rejected by their workers, are skipped), drop those
-        staler than `max_staleness`, train on the rest. `version_floor` (the last version the driver saw) keeps
-        versions monotonic after this learner was restarted from an older checkpoint."""
-        if version_floor is not None: self.version = max(self.version, version_floor)
-        if self.delay_s: time.sleep(self.delay_s)
-        info, good = self._intake(segments, max_staleness)
-        if good:
-            batch = concat_segments(good)
-            self.env_steps += batch.num_steps
-            info.update(self._train(batch))
-            self.version += 1
-            info["lr"] = self.current_lr()
-        info["policy_version"], info["incarnation"], info["restored_from"] = self.version, self.incarnation, self.restored_from
-        return info
+@patch
+def _fit(self: Learner, x: dict, batches) -> dict:
+    "`epochs` passes, one loss per index batch of `batches()` (called once a pass), through `optimize`; mean statistics."
+    stats = []
+    def losses():
+        for _ in range(int(self.knobs["epochs"])):
+            for idx in batches():
+                loss, st = self._loss(x, idx); stats.append(st)
+                yield loss
+    norms = self.optimize(losses())
+    return {**{k: float(np.mean([s[k] for s in stats])) for k in stats[0]}, "grad_norm": float(np.mean(norms))}
 
-    @timed
-    def gradients(self, weights: Optional[dict], *segments, max_staleness: Optional[int] = None) -> dict:
-        """Parameter-server mode: load `weights`, then the gradient of this algorithm's loss on the accepted
-        `segments` (`grads`, one array per parameter, or None if nothing was accepted), with the version it was
-        taken at and the same accounting as `update`. No step is taken here: the server applies it."""
-        if weights is not None: self.set_weights(weights)
-        if self.delay_s: time.sleep(self.delay_s)
-        info, good = self._intake(segments, max_staleness)
-        info["grads"] = None
-        if good:
-            g = self.compute_gradients(*good)
-            self.env_steps += sum(s.num_steps for s in good)
-            info.update(g["stats"], grads=g["grads"])
-        info["grad_version"] = info["policy_version"] = self.version
-        info["incarnation"], info["restored_from"] = self.incarnation, self.restored_from
-        return info
+@patch
+def _decoded(self: Learner, segments) -> list[Segment]:
+    "Segments as they arrived, decoded; the `None`s of segments their workers rejected are skipped."
+    return [self.codec.decode(s) if isinstance(s, Encoded) else s for s in segments if s is not None]
 
-    @timed
-    def local_round(self, weights: Optional[dict], *segments, steps: int = 1) -> dict:
-        """Soft sync: load `weights`, take `steps` local updates, each on the next equal group of `segments`, and
-        return the parameter `delta` since the start, with the base version it started from. (Segments come
-        flat: a runtime resolves references among the arguments, not inside lists.)"""
-        if weights is not None: self.set_weights(weights, force=True)     # drop what earlier local steps changed
-        base, start, infos = self.version, self.params(), []
-        per = max(1, len(segments) // steps)
-        for j in range(steps):
-            infos.append(self.update(*segments[j * per:(j + 1) * per]))
-        delta = [after - before for after, before in zip(self.params(), start)]
-        self.version = base                    # local steps do not make global versions: the server does
-        out = {k: sum(i[k] for i in infos) for k in ("segments", "rejected", "dropped_stale", "trained", "env_steps")}
-        out.update(episode_returns=[r for i in infos for r in i["episode_returns"]], version_lags=[l for i in infos for l in i["version_lags"]],
-                   dropped_lags=[], rejections=[r for i in infos for r in i["rejections"]], delta=delta, base_version=base,
-                   local_steps=steps, policy_version=base, incarnation=self.incarnation, restored_from=self.restored_from)
-        return out
+# %% ../nbs/07_learner.ipynb 16
+@patch
+def compute_gradients(self: Learner, *inputs) -> dict:
+    "The gradient of `batch_loss(*inputs)` as NumPy arrays (one per parameter), with the version it was taken at."
+    self.opt.zero_grad(set_to_none=True)
+    loss, stats = self.batch_loss(*inputs)
+    loss.backward()
+    grads = [np.zeros(tuple(p.shape), np.float32) if p.grad is None else p.grad.detach().cpu().numpy().copy()
+             for p in self.model.parameters()]
+    self.opt.zero_grad(set_to_none=True)
+    return dict(version=self.version, grads=grads, stats=stats)
 
-    def _intake(self, segments, max_staleness: Optional[int]) -> tuple[dict, list]:
-        "Decode, validate and staleness-check segments: the accounting part of an update, and the good segments."
-        t0 = time.perf_counter()
-        segments = self._decoded(segments)
-        decode_s = time.perf_counter() - t0
-        valid = self._accept(segments)
-        fresh = lambda s: max_staleness is None or self.version - s.policy_version <= max_staleness
-        good, stale = [s for s in valid if fresh(s)], [s for s in valid if not fresh(s)]
-        info = dict(segments=len(segments), rejected=len(segments) - len(valid), dropped_stale=len(valid) - len(good),
-                    trained=len(good), env_steps=sum(s.num_steps for s in good),
-                    version_lags=[self.version - s.policy_version for s in good],
-                    dropped_lags=[self.version - s.policy_version for s in stale],
-                    episode_returns=[float(r) for s in good for r in s.episode_returns],
-                    rejections=list(self.rejections)[-(len(segments) - len(valid)):] if len(segments) > len(valid) else [],
-                    decode_s=decode_s)
-        return info, good
+@patch
+def apply_gradients(self: Learner, *grads: list, weights: Optional[list] = None, scale: float = 1.0) -> dict:
+    "Average gradient lists (weighted, if given), times `scale`, then one clipped optimizer step and a new version."
+    w = np.ones(len(grads)) if weights is None else np.asarray(weights, np.float64)
+    if len(grads) == 0 or w.sum() <= 0: return dict(policy_version=self.version, applied=0)
+    for i, p in enumerate(self.model.parameters()):
+        g = scale * sum(wj * np.asarray(gj[i], np.float32) for wj, gj in zip(w, grads)) / w.sum()
+        p.grad = torch.as_tensor(g, dtype=p.dtype, device=self.device)
+    norm = self._step()
+    self.version += 1
+    return dict(policy_version=self.version, applied=len(grads), grad_norm=norm)
 
-    def _train(self, b: Segment) -> dict:
-        "One update on a batch of segments; returns mean statistics."
-        raise NotImplementedError
+@patch
+def apply_deltas(self: Learner, *deltas: list) -> dict:
+    "Soft sync: add the mean of parameter deltas (one list per learner) to the weights; a new version."
+    if not deltas: return dict(policy_version=self.version, applied=0)
+    with torch.no_grad():
+        for i, p in enumerate(self.model.parameters()):
+            p += torch.as_tensor(sum(np.asarray(d[i], np.float32) for d in deltas) / len(deltas), device=self.device)
+    self.version += 1
+    return dict(policy_version=self.version, applied=len(deltas))
 
-    def _tensors(self, b: Segment) -> dict:
-        "A segment batch as tensors on the device, with bootstrap values from the current model (no grad)."
-        T, M = b.shape
-        t = lambda x, dtype=torch.float32: torch.as_tensor(x, dtype=dtype, device=self.device)
-        obs, next_obs, final_obs = (torch.as_tensor(x, device=self.device) for x in (b.obs, b.next_obs, b.final_obs))
-        terminated = t(b.terminated, torch.bool)
-        with torch.no_grad(), self.autocast():
-            values = self.model.value(obs.flatten(0, 1)).float().reshape(T, M)
-            next_values = bootstrap_values(values, self.model.value(next_obs).float(), self.model.value(final_obs).float(),
-                                           t(b.final_index, torch.int64), terminated)
-        return dict(obs=obs, actions=t(b.actions, torch.int64), logp=t(b.logp), rewards=t(b.rewards), terminated=terminated,
-                    dones=terminated | t(b.truncated, torch.bool), values=values, next_values=next_values)
+@patch
+def params(self: Learner) -> list[np.ndarray]:
+    "The parameters as NumPy arrays, in `model.parameters()` order (what gradients and deltas line up with)."
+    return [p.detach().cpu().numpy().copy() for p in self.model.parameters()]
 
-    # -- records ----------------------------------------------------------------------------
-    def metrics(self) -> dict:
-        return dict(policy_version=self.version, learner_env_steps=self.env_steps, optimizer_steps=self.opt_steps,
-                    rejected_segments=sum(self.rejected.values()), **{f"knob_{k}": v for k, v in self.knobs.items()})
+# %% ../nbs/07_learner.ipynb 18
+@patch
+def address(self: Learner) -> str:
+    "`tcp://host:port` with a free port on this learner's host: where an all-reduce group can meet."
+    import socket
+    host = socket.gethostbyname(socket.gethostname())
+    with socket.socket() as s: s.bind(("", 0)); port = s.getsockname()[1]
+    return f"tcp://{host}:{port}"
 
-    def rejected_by_worker(self) -> dict: return dict(self.rejected)
+@patch
+def join_group(self: Learner, init_method: str, rank: int, world_size: int) -> int:
+    "Join a torch.distributed group (gloo on CPU, NCCL on CUDA) whose members all-reduce gradients at every step."
+    import torch.distributed as dist
+    backend = "nccl" if self.device.type == "cuda" else "gloo"
+    dist.init_process_group(backend, init_method=init_method, rank=rank, world_size=world_size)
+    self.group_size = world_size
+    return rank
 
-    def _extra_state(self) -> dict: return {}
-    def _load_extra_state(self, sd: dict) -> None: pass
+# %% ../nbs/07_learner.ipynb 20
+@patch
+def _accept(self: Learner, segments) -> list[Segment]:
+    good = []
+    for s in segments:
+        reason = validate_segment(s, self.cfg.validation.reward_range, self.cfg.validation.obs_range)
+        if reason is None: good.append(s); continue
+        self.rejected[s.worker_id] += 1
+        self.rejections.append(dict(worker_id=s.worker_id, seq=s.seq, policy_version=s.policy_version, reason=reason))
+    return good
 
-    def state_dict(self) -> dict:
-        "Everything needed to continue: model, optimizer, version, counters, knobs and RNG states (tensors and plain types only)."
-        return dict(version=self.version, env_steps=self.env_steps, opt_steps=self.opt_steps, knobs=dict(self.knobs),
-                    model={k: v.detach().cpu().clone() for k, v in self.model.state_dict().items()},
-                    optimizer=self.opt.state_dict(), rejected={int(k): v for k, v in self.rejected.items()},
-                    torch_rng=torch.get_rng_state(), numpy_rng=self.rng.bit_generator.state, **self._extra_state())
+@patch
+@timed
+def update(self: Learner, *segments, max_staleness: Optional[int] = None, version_floor: Optional[int] = None) -> dict:
+    """Decode and validate `segments` (`None`s, already rejected by their workers, are skipped), drop those
+    staler than `max_staleness`, train on the rest. `version_floor` (the last version the driver saw) keeps
+    versions monotonic after this learner was restarted from an older checkpoint."""
+    if version_floor is not None: self.version = max(self.version, version_floor)
+    if self.delay_s: time.sleep(self.delay_s)
+    info, good = self._intake(segments, max_staleness)
+    if good:
+        batch = concat_segments(good)
+        self.env_steps += batch.num_steps
+        info.update(self._train(batch))
+        self.version += 1
+        info["lr"] = self.current_lr()
+    info["policy_version"], info["incarnation"], info["restored_from"] = self.version, self.incarnation, self.restored_from
+    return info
 
-    def load_state_dict(self, sd: dict, version_floor: Optional[int] = None) -> None:
-        """Continue from `sd`. Versions stay monotonic: with `version_floor` (the last version anyone saw),
-        the next update is numbered above it even if the checkpoint is older."""
-        self.version, self.env_steps, self.knobs = sd["version"], sd["env_steps"], dict(sd["knobs"])
-        self.opt_steps = sd.get("opt_steps", 0)
-        if version_floor is not None: self.version = max(self.version, version_floor)
-        self.model.load_state_dict(sd["model"]); self.opt.load_state_dict(sd["optimizer"]); self.rejected = Counter(sd["rejected"])
-        torch.set_rng_state(sd["torch_rng"]); self.rng.bit_generator.state = sd["numpy_rng"]
-        self._load_extra_state(sd)
+@patch
+@timed
+def gradients(self: Learner, weights: Optional[dict], *segments, max_staleness: Optional[int] = None) -> dict:
+    """Parameter-server mode: load `weights`, then the gradient of this algorithm's loss on the accepted
+    `segments` (`grads`, one array per parameter, or None if nothing was accepted), with the version it was
+    taken at and the same accounting as `update`. No step is taken here: the server applies it."""
+    if weights is not None: self.set_weights(weights)
+    if self.delay_s: time.sleep(self.delay_s)
+    info, good = self._intake(segments, max_staleness)
+    info["grads"] = None
+    if good:
+        g = self.compute_gradients(*good)
+        self.env_steps += sum(s.num_steps for s in good)
+        info.update(g["stats"], grads=g["grads"])
+    info["grad_version"] = info["policy_version"] = self.version
+    info["incarnation"], info["restored_from"] = self.incarnation, self.restored_from
+    return info
 
-    def load_checkpoint(self, path: Optional[str], version_floor: Optional[int] = None) -> int:
-        """Load a checkpoint file written by the Job (`torch.load(weights_only=True)`: no arbitrary unpickling)
-        and return the version; with no file, keep the fresh weights but number versions above `version_floor`."""
-        if path is None: self.version = max(self.version, version_floor or 0); return self.version
-        sd = torch.load(path, weights_only=True)
-        mine = config_hash(self.cfg)
-        if sd.get("config_hash", mine) != mine and not self.force_checkpoint:
-            raise ValueError(f"checkpoint {Path(path).name} was written by config {sd['config_hash'][:8]}, this config is {mine[:8]}: "
-                             f"refusing to load it (force it to load anyway)")
-        self.load_state_dict(sd, version_floor)
-        return self.version
+@patch
+@timed
+def local_round(self: Learner, weights: Optional[dict], *segments, steps: int = 1) -> dict:
+    """Soft sync: load `weights`, take `steps` local updates, each on the next equal group of `segments`, and
+    return the parameter `delta` since the start, with the base version it started from. (Segments come
+    flat: a runtime resolves references among the arguments, not inside lists.)"""
+    if weights is not None: self.set_weights(weights, force=True)     # drop what earlier local steps changed
+    base, start, infos = self.version, self.params(), []
+    per = max(1, len(segments) // steps)
+    for j in range(steps):
+        infos.append(self.update(*segments[j * per:(j + 1) * per]))
+    delta = [after - before for after, before in zip(self.params(), start)]
+    self.version = base                    # local steps do not make global versions: the server does
+    out = {k: sum(i[k] for i in infos) for k in ("segments", "rejected", "dropped_stale", "trained", "env_steps")}
+    out.update(episode_returns=[r for i in infos for r in i["episode_returns"]], version_lags=[l for i in infos for l in i["version_lags"]],
+               dropped_lags=[], rejections=[r for i in infos for r in i["rejections"]], delta=delta, base_version=base,
+               local_steps=steps, policy_version=base, incarnation=self.incarnation, restored_from=self.restored_from)
+    return out
 
-# %% ../nbs/07_learner.ipynb 13
+@patch
+def _intake(self: Learner, segments, max_staleness: Optional[int]) -> tuple[dict, list]:
+    "Decode, validate and staleness-check segments: the accounting part of an update, and the good segments."
+    t0 = time.perf_counter()
+    segments = self._decoded(segments)
+    decode_s = time.perf_counter() - t0
+    valid = self._accept(segments)
+    fresh = lambda s: max_staleness is None or self.version - s.policy_version <= max_staleness
+    good, stale = [s for s in valid if fresh(s)], [s for s in valid if not fresh(s)]
+    info = dict(segments=len(segments), rejected=len(segments) - len(valid), dropped_stale=len(valid) - len(good),
+                trained=len(good), env_steps=sum(s.num_steps for s in good),
+                version_lags=[self.version - s.policy_version for s in good],
+                dropped_lags=[self.version - s.policy_version for s in stale],
+                episode_returns=[float(r) for s in good for r in s.episode_returns],
+                rejections=list(self.rejections)[-(len(segments) - len(valid)):] if len(segments) > len(valid) else [],
+                decode_s=decode_s)
+    return info, good
+
+@patch
+def _tensors(self: Learner, b: Segment) -> dict:
+    "A segment batch as tensors on the device, with bootstrap values from the current model (no grad)."
+    T, M = b.shape
+    t = lambda x, dtype=torch.float32: torch.as_tensor(x, dtype=dtype, device=self.device)
+    obs, next_obs, final_obs = (torch.as_tensor(x, device=self.device) for x in (b.obs, b.next_obs, b.final_obs))
+    terminated = t(b.terminated, torch.bool)
+    with torch.no_grad(), self.autocast():
+        values = self.model.value(obs.flatten(0, 1)).float().reshape(T, M)
+        next_values = bootstrap_values(values, self.model.value(next_obs).float(), self.model.value(final_obs).float(),
+                                       t(b.final_index, torch.int64), terminated)
+    return dict(obs=obs, actions=t(b.actions, torch.int64), logp=t(b.logp), rewards=t(b.rewards), terminated=terminated,
+                dones=terminated | t(b.truncated, torch.bool), values=values, next_values=next_values)
+
+# %% ../nbs/07_learner.ipynb 22
+@patch
+def metrics(self: Learner) -> dict:
+    return dict(policy_version=self.version, learner_env_steps=self.env_steps, optimizer_steps=self.opt_steps,
+                rejected_segments=sum(self.rejected.values()), **{f"knob_{k}": v for k, v in self.knobs.items()})
+
+@patch
+def rejected_by_worker(self: Learner) -> dict: return dict(self.rejected)
+
+@patch
+def _extra_state(self: Learner) -> dict: return {}
+
+@patch
+def _load_extra_state(self: Learner, sd: dict) -> None: pass
+
+@patch
+def state_dict(self: Learner) -> dict:
+    "Everything needed to continue: model, optimizer, version, counters, knobs and RNG states (tensors and plain types only)."
+    return dict(version=self.version, env_steps=self.env_steps, opt_steps=self.opt_steps, knobs=dict(self.knobs),
+                model={k: v.detach().cpu().clone() for k, v in self.model.state_dict().items()},
+                optimizer=self.opt.state_dict(), rejected={int(k): v for k, v in self.rejected.items()},
+                torch_rng=torch.get_rng_state(), numpy_rng=self.rng.bit_generator.state, **self._extra_state())
+
+@patch
+def load_state_dict(self: Learner, sd: dict, version_floor: Optional[int] = None) -> None:
+    """Continue from `sd`. Versions stay monotonic: with `version_floor` (the last version anyone saw),
+    the next update is numbered above it even if the checkpoint is older."""
+    self.version, self.env_steps, self.knobs = sd["version"], sd["env_steps"], dict(sd["knobs"])
+    self.opt_steps = sd.get("opt_steps", 0)
+    if version_floor is not None: self.version = max(self.version, version_floor)
+    self.model.load_state_dict(sd["model"]); self.opt.load_state_dict(sd["optimizer"]); self.rejected = Counter(sd["rejected"])
+    torch.set_rng_state(sd["torch_rng"]); self.rng.bit_generator.state = sd["numpy_rng"]
+    self._load_extra_state(sd)
+
+@patch
+def load_checkpoint(self: Learner, path: Optional[str], version_floor: Optional[int] = None) -> int:
+    """Load a checkpoint file written by the Job (`torch.load(weights_only=True)`: no arbitrary unpickling)
+    and return the version; with no file, keep the fresh weights but number versions above `version_floor`."""
+    if path is None: self.version = max(self.version, version_floor or 0); return self.version
+    sd = torch.load(path, weights_only=True)
+    mine = config_hash(self.cfg)
+    if sd.get("config_hash", mine) != mine and not self.force_checkpoint:
+        raise ValueError(f"checkpoint {Path(path).name} was written by config {sd['config_hash'][:8]}, this config is {mine[:8]}: "
+                         f"refusing to load it (force it to load anyway)")
+    self.load_state_dict(sd, version_floor)
+    return self.version
+
+# %% ../nbs/07_learner.ipynb 24
 class PPOLearner(Learner):
     "Consumes segments, takes PPO steps, and publishes versioned weights."
     KNOBS = ("lr", "ent_coef", "clip_coef", "epochs")
@@ -386,7 +412,7 @@ class PPOLearner(Learner):
     def batch_loss(self, *segments) -> tuple[torch.Tensor, dict]:
         return self._loss(self._advantages(concat_segments(self._decoded(segments))), slice(None))
 
-# %% ../nbs/07_learner.ipynb 15
+# %% ../nbs/07_learner.ipynb 26
 class IMPALALearner(Learner):
     "Consumes (possibly stale) segments and takes V-trace actor-critic steps."
     KNOBS = ("lr", "ent_coef", "epochs")
@@ -414,7 +440,7 @@ class IMPALALearner(Learner):
     def batch_loss(self, *segments) -> tuple[torch.Tensor, dict]:
         return self._loss(self._tensors(concat_segments(self._decoded(segments))), slice(None))
 
-# %% ../nbs/07_learner.ipynb 17
+# %% ../nbs/07_learner.ipynb 28
 class DQNLearner(Learner):
     "Learns Q-values from replay samples (double-Q, n-step, Huber, importance weights), with a target network."
     KNOBS = ("lr", "target_update_every")
@@ -508,7 +534,7 @@ class DQNLearner(Learner):
         if not hasattr(self, "target"): self.target = copy.deepcopy(self.model)
         self.target.load_state_dict(sd["target"]); self.synced_at = sd["synced_at"]
 
-# %% ../nbs/07_learner.ipynb 18
+# %% ../nbs/07_learner.ipynb 29
 LEARNERS = {"ppo": PPOLearner, "impala": IMPALALearner, "dqn": DQNLearner}
 
 def learner_class(cfg: Config) -> type:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import math
 import os
 import tempfile
 import time
@@ -23,155 +22,22 @@ import torch.multiprocessing as mp
 from .config import Config, ConfigError, config_from_dict, config_to_dict, load_config
 from .envs import env_seeds
 from .learner import resolve_device
-from .models import ActorCritic, build_q_model, space_problems
+from .models import build_q_model
+from .ondevice_ops import (STAT_NAMES, FlatAdam, clip_flat_, flat_parameters, grad_step, make_model, obs_scale,
+                                   ondevice_gae, ondevice_next, ondevice_nstep, ppo_objective, sample_actions)
 from .targets import double_q_values, dqn_loss, vtrace_loss
 from .torch_envs import make_torch_pool
 
 # %% auto 0
-__all__ = ['STAT_NAMES', 'BREAKOUT_OVERRIDES', 'ondevice_next', 'ondevice_gae', 'sample_actions', 'ppo_objective', 'obs_scale',
-           'make_model', 'flat_parameters', 'FlatAdam', 'clip_flat_', 'grad_step', 'OnDeviceLoop', 'OnDevicePPO',
-           'OnDeviceIMPALA', 'ondevice_nstep', 'OnDeviceDQN', 'env_spaces_of', 'normalized', 'data_parallel_update',
-           'single_process_update']
+__all__ = ['BREAKOUT_OVERRIDES', 'OnDeviceLoop', 'OnDevicePPO', 'OnDeviceIMPALA', 'OnDeviceDQN', 'env_spaces_of', 'normalized',
+           'data_parallel_update', 'single_process_update']
 
 # %% ../nbs/09_ondevice.ipynb 5
-def ondevice_next(x: torch.Tensor, last: torch.Tensor, final: torch.Tensor, truncated: torch.Tensor) -> torch.Tensor:
-    """What follows each step of a `(T, M, ...)` rollout `x`: `x[t + 1]`, `last` after the last step, and `final`
-    (the true last observation, or its value) where the step truncated its episode."""
-    nxt = torch.cat([x[1:], last[None]], 0)
-    return torch.where(truncated.view(*truncated.shape, *[1] * (x.dim() - truncated.dim())), final, nxt)
-
-def ondevice_gae(rewards: torch.Tensor, values: torch.Tensor, last_value: torch.Tensor, final_values: torch.Tensor,
-                 terminated: torch.Tensor, truncated: torch.Tensor, gamma: float, lam: float) -> tuple[torch.Tensor, torch.Tensor]:
-    """Advantages and returns `(T, M)`. `values[t]` is V(obs[t]), `last_value` V(obs after the last step),
-    `final_values[t]` V(final observation) (read only where `truncated[t]`)."""
-    next_values = ondevice_next(values, last_value, final_values, truncated).masked_fill(terminated, 0.0)
-    deltas = rewards + gamma * next_values - values
-    decay = (~(terminated | truncated)).to(values.dtype) * (gamma * lam)
-    adv = torch.empty_like(values)
-    last = torch.zeros_like(values[0])
-    for t in range(values.shape[0] - 1, -1, -1):
-        last = deltas[t] + decay[t] * last
-        adv[t] = last
-    return adv, adv + values
-
-# %% ../nbs/09_ondevice.ipynb 9
-def sample_actions(logits: torch.Tensor, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-    "Actions sampled from `softmax(logits)` with `gen`, and their log-probabilities."
-    logp_all = logits.float().log_softmax(-1)
-    race = torch.empty_like(logp_all).exponential_(generator=gen)
-    actions = (logp_all.exp() / race).argmax(-1)
-    return actions, logp_all.gather(-1, actions[:, None]).squeeze(-1)
-
-# %% ../nbs/09_ondevice.ipynb 12
-STAT_NAMES = ("loss_policy", "loss_value", "entropy", "approx_kl", "clip_frac")
-
-def ppo_objective(logits: torch.Tensor, values: torch.Tensor, actions: torch.Tensor, old_logp: torch.Tensor,
-                  advantages: torch.Tensor, returns: torch.Tensor, clip_coef: float, vf_coef: float,
-                  ent_coef: float, old_values: Optional[torch.Tensor] = None, vf_clip: Optional[float] = None,
-                  with_stats: bool = True) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
-    "The PPO loss and (if `with_stats`) a tensor of its parts in the order of `STAT_NAMES`."
-    logp_all = logits.float().log_softmax(-1)
-    new_logp = logp_all.gather(-1, actions[:, None]).squeeze(-1)
-    logratio = new_logp - old_logp
-    ratio = logratio.exp()
-    pg_loss = torch.max(-advantages * ratio, -advantages * ratio.clamp(1 - clip_coef, 1 + clip_coef)).mean()
-    values = values.float()
-    v_loss = (values - returns).square()
-    if vf_clip is not None:
-        clipped = old_values + (values - old_values).clamp(-vf_clip, vf_clip)
-        v_loss = torch.max(v_loss, (clipped - returns).square())
-    v_loss = 0.5 * v_loss.mean()
-    loss = pg_loss + vf_coef * v_loss
-    if ent_coef == 0 and not with_stats: return loss, None
-    ent = -(logp_all.exp() * logp_all).sum(-1).mean()
-    loss = loss - ent_coef * ent
-    if not with_stats: return loss, None
-    with torch.no_grad():
-        stats = torch.stack([pg_loss, v_loss, ent, ((ratio - 1) - logratio).mean(),
-                             ((ratio - 1).abs() > clip_coef).float().mean()])
-    return loss, stats
-
-# %% ../nbs/09_ondevice.ipynb 16
-def obs_scale(space: gym.spaces.Box) -> float:
-    "1 / the largest observation value for integer observations (uint8 frames: 1/255, binary planes: 1), else 1."
-    if np.issubdtype(space.dtype, np.integer): return 1.0 / max(1.0, float(np.max(space.high)))
-    return 1.0
-
-def make_model(cfg: Config, obs_space: gym.Space, action_space: gym.Space, device) -> ActorCritic:
-    "The actor-critic of `cfg` for these spaces on `device`, initialised from `run.seed`."
-    problems = space_problems(obs_space, action_space)
-    if problems: raise NotImplementedError(" ".join(problems))
-    torch.manual_seed(cfg.run.seed)
-    return ActorCritic(obs_space.shape, int(action_space.n), cfg.algo.hidden_size, obs_scale(obs_space)).to(device)
-
-def flat_parameters(model: torch.nn.Module) -> tuple[torch.Tensor, torch.Tensor]:
-    """Re-home every parameter of `model` as a view of one flat tensor, and every gradient as a view of another.
-    Returns both: the optimizer steps one tensor, clipping reads one norm, data-parallel workers all-reduce one buffer."""
-    params = list(model.parameters())
-    p0, n = params[0], sum(p.numel() for p in params)
-    flat = torch.empty(n, dtype=p0.dtype, device=p0.device)
-    grad = torch.zeros_like(flat)
-    o = 0
-    for p in params:
-        k = p.numel()
-        flat[o:o + k].copy_(p.data.view(-1))
-        p.data, p.grad = flat[o:o + k].view_as(p), grad[o:o + k].view_as(p)   # backward accumulates in place
-        o += k
-    return flat, grad
-
-class FlatAdam:
-    """Adam (as `torch.optim.Adam`, default betas) on one flat tensor: five in-place tensor ops per step.
-    (`torch.optim`'s constructor imports TorchDynamo on first use, about a second here: longer than a CartPole run.)"""
-    def __init__(self, param: torch.Tensor, grad: torch.Tensor, lr: float, betas=(0.9, 0.999), eps: float = 1e-5):
-        self.param, self.grad, self.lr, self.betas, self.eps = param, grad, lr, betas, eps
-        self.exp_avg, self.exp_avg_sq, self.t = torch.zeros_like(param), torch.zeros_like(param), 0
-
-    @torch.no_grad()
-    def step(self):
-        (b1, b2), g = self.betas, self.grad
-        self.t += 1
-        self.exp_avg.lerp_(g, 1 - b1)
-        self.exp_avg_sq.mul_(b2).addcmul_(g, g, value=1 - b2)
-        denom = (self.exp_avg_sq.sqrt() / math.sqrt(1 - b2 ** self.t)).add_(self.eps)
-        self.param.addcdiv_(self.exp_avg, denom, value=-self.lr / (1 - b1 ** self.t))
-
-    def state_dict(self) -> dict:
-        return dict(exp_avg=self.exp_avg.clone(), exp_avg_sq=self.exp_avg_sq.clone(), t=self.t, lr=self.lr)
-
-    def load_state_dict(self, sd: dict):
-        self.exp_avg.copy_(sd["exp_avg"]); self.exp_avg_sq.copy_(sd["exp_avg_sq"]); self.t, self.lr = sd["t"], sd["lr"]
-
-def clip_flat_(grad: torch.Tensor, max_norm: float) -> torch.Tensor:
-    "Scale the flat gradient in place so its global norm is at most `max_norm` (as `clip_grad_norm_`); returns the norm before."
-    norm = grad.norm()
-    grad.mul_((max_norm / (norm + 1e-6)).clamp(max=1.0))
-    return norm
-
-# %% ../nbs/09_ondevice.ipynb 22
-def grad_step(model: ActorCritic, opt: FlatAdam, grad: torch.Tensor, mb: dict, knobs: dict, *,
-              normalize_advantages: bool = True, vf_clip: Optional[float] = None, bf16: bool = False,
-              with_stats: bool = False, reduce=None):
-    "One PPO gradient step on minibatch `mb`: loss, backward into the flat `grad`, (`reduce` it), clip the global norm, step."
-    adv = mb["adv"]
-    if normalize_advantages and adv.numel() > 1: adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-    with torch.autocast(mb["obs"].device.type, dtype=torch.bfloat16, enabled=bf16):
-        x = model._x(mb["obs"])
-        logits, values = model.actor(x), model.critic(x).squeeze(-1)
-    loss, stats = ppo_objective(logits, values, mb["actions"], mb["logp"], adv, mb["ret"], knobs["clip_coef"],
-                                knobs["vf_coef"], knobs["ent_coef"], mb.get("values"), vf_clip, with_stats)
-    grad.zero_()
-    loss.backward()
-    if reduce is not None: reduce(grad)
-    clip_flat_(grad, knobs["max_grad_norm"])
-    opt.step()
-    return stats
-
-# %% ../nbs/09_ondevice.ipynb 24
 def _pool_tensors(pool) -> dict:
     "Every tensor a torch pool holds (its whole state: physics, counters, random-stream keys)."
     return {k: v.clone() for k, v in vars(pool).items() if isinstance(v, torch.Tensor)}
 
-# %% ../nbs/09_ondevice.ipynb 25
+# %% ../nbs/09_ondevice.ipynb 6
 class OnDeviceLoop:
     """What every all-on-device learner shares: the config checks, the device, the torch env pool and its
     first observations, the random generator, the live knobs, the counters, the episode bookkeeping
@@ -279,7 +145,7 @@ class OnDeviceLoop:
         self.knobs.update({k: self.KNOBS[k](v) for k, v in knobs.items()})
         return dict(self.knobs)
 
-# %% ../nbs/09_ondevice.ipynb 26
+# %% ../nbs/09_ondevice.ipynb 7
 class OnDevicePPO(OnDeviceLoop):
     "PPO with env pool, rollout storage, inference and learner all on one device (`topology.device`)."
     ALGO, PRESET = "ppo", "cartpole-ondevice"
@@ -396,7 +262,7 @@ class OnDevicePPO(OnDeviceLoop):
         self.returns.clear(); self.returns.extend(sd["returns"])
         for k, v in sd["counters"].items(): setattr(self, k, v)
 
-# %% ../nbs/09_ondevice.ipynb 43
+# %% ../nbs/09_ondevice.ipynb 24
 class OnDeviceIMPALA(OnDevicePPO):
     "IMPALA's V-trace actor-critic with env pool, rollout storage, inference and learner all on one device."
     ALGO = "impala"
@@ -441,26 +307,7 @@ class OnDeviceIMPALA(OnDevicePPO):
         self.train_s += time.perf_counter() - t0
         return {**stats, "lr": lr}
 
-# %% ../nbs/09_ondevice.ipynb 47
-def ondevice_nstep(rewards: torch.Tensor, terminated: torch.Tensor, truncated: torch.Tensor, gamma: float,
-                   n: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """n-step items of a `(T, M)` rollout: for the step at `t`, the discounted reward sum over the next `k` steps,
-    `k` = n, or fewer where the episode ends or the rollout does; the discount of the bootstrap value (gamma^k,
-    0 after a termination); and the step `t + k - 1` whose next observation is bootstrapped from."""
-    T = rewards.shape[0]
-    returns, discounts = torch.zeros_like(rewards), torch.ones_like(rewards)
-    boot = torch.arange(T, device=rewards.device)[:, None].expand_as(rewards).clone()
-    alive = torch.ones_like(terminated)
-    for j in range(min(n, T)):
-        L, live = T - j, alive[:T - j]
-        returns[:L] += torch.where(live, discounts[:L] * rewards[j:], 0.0)
-        discounts[:L] = torch.where(live, discounts[:L] * gamma, discounts[:L])
-        boot[:L] = torch.where(live, boot[:L].new_tensor(j) + torch.arange(L, device=rewards.device)[:, None], boot[:L])
-        discounts[:L] = torch.where(live & terminated[j:], 0.0, discounts[:L])
-        alive[:L] = live & ~(terminated[j:] | truncated[j:])
-    return returns, discounts, boot
-
-# %% ../nbs/09_ondevice.ipynb 49
+# %% ../nbs/09_ondevice.ipynb 28
 class OnDeviceDQN(OnDeviceLoop):
     """Double DQN with n-step returns, with env pool, replay, epsilon-greedy acting and learner all on one device:
     each rollout's transitions go into a ring of device tensors, and the learner samples it uniformly."""
@@ -564,7 +411,7 @@ class OnDeviceDQN(OnDeviceLoop):
     def metrics(self) -> dict:
         return dict(super().metrics(), replay_size=self.r_size, epsilon=self.epsilon())
 
-# %% ../nbs/09_ondevice.ipynb 53
+# %% ../nbs/09_ondevice.ipynb 32
 def env_spaces_of(cfg: Config) -> tuple[gym.Space, gym.Space]:
     "The observation and action spaces of `cfg`'s torch env."
     pool = make_torch_pool(cfg.env.id, 1)
@@ -623,7 +470,7 @@ def single_process_update(cfg: Config, batch: dict, steps: int = 1) -> dict:
     "The same steps in this process, on the whole batch: what `data_parallel_update` must reproduce."
     return _train_on(cfg, normalized(batch), steps, resolve_device(cfg.topology.device))
 
-# %% ../nbs/09_ondevice.ipynb 57
+# %% ../nbs/09_ondevice.ipynb 36
 BREAKOUT_OVERRIDES = {"env.id": "Breakout-MinAtar-v0", "env.num_envs": 128, "algo.segment_length": 32,
                       "algo.hidden_size": 128, "algo.lr": 1e-3, "algo.gamma": 0.99, "algo.gae_lambda": 0.95,
                       "algo.epochs": 4, "algo.minibatch_size": 1024, "algo.ent_coef": 0.01,

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Mapping, Optional, Sequence
 
 import numpy as np
+from fastcore.basics import patch
 
 from .codecs import Encoded, get_codec
 from .replay import PrioritizedSampler, RingStorage, UniformSampler, _moved, replay_age_mean
@@ -201,7 +202,6 @@ class ReplayShard:
 
     def __len__(self) -> int: return len(self.storage)
 
-    # -- the unit of work, in both directions -------------------------------------------------
     def add(self, *segments) -> dict:
         "Store the n-step transitions of `segments` (`Segment`s or `Encoded` ones; `None`s are skipped)."
         before, count = self.storage.added, 0
@@ -232,176 +232,190 @@ class ReplayShard:
         self.sampled += len(index); self.last_versions = out["policy_version"]
         return out
 
-    def update_priorities(self, index, insert_index, td_abs) -> int:
-        "New priorities from TD errors; items no longer at their sampled slot are skipped and counted. Returns how many were updated."
-        index, insert_index = np.asarray(index, np.int64).reshape(-1), np.asarray(insert_index, np.int64).reshape(-1)
-        td = np.abs(np.asarray(td_abs, np.float64).reshape(-1))
-        if not len(index) == len(insert_index) == len(td):
-            raise ValueError(f"index, insert_index and td_abs differ in length: {len(index)}, {len(insert_index)}, {len(td)}")
-        if not np.isfinite(td).all(): raise ValueError("TD errors must be finite")
-        held = (index >= 0) & (index < len(self))
-        held[held] = self.storage.insert_index[index[held]] == insert_index[held]
-        self.stale_priority_updates += int(len(held) - held.sum())
-        if held.any(): self.sampler.update_priorities(index[held], td[held])
-        return int(held.sum())
-
-    # -- frames, each stored once -------------------------------------------------------------------
-    def _frame_floor(self) -> int:
-        "The oldest frame number a held item uses (the ring's next number when no item is held)."
-        n = len(self.storage)
-        if n == 0: return self.ring.added
-        # Numbers rise along a stack (a stack moves on by appending a newer frame), so the first of each is its oldest.
-        return int(min(self.storage.data["obs"][:n, 0].min(), self.storage.data["boot_obs"][:n, 0].min()))
-
-    def _frame_slots(self, capacity: int) -> int:
-        "Ring slots for `capacity` items: one frame per item, 1/16 more, and room for two segments' worst case."
-        return capacity + capacity // 16 + 2 * self._most
-
-    def _numbered(self, seg: Segment) -> Segment:
-        "`seg` with frame numbers for stacks, after making sure its frames cannot overwrite any a held item or a tail uses."
-        need = most_frames(seg)
-        self._most = max(self._most, need)
-        if self.ring is None: self.ring = FrameRing(self._frame_slots(self.storage.capacity))
-        if self.ring.added + need > self.ring.slots:   # the ring is full: could this segment overwrite a frame in use?
-            tails = [self.tails[e].min() for e in seg.env_ids if e in self.tails and self.ring.readable(self.tails[e])]
-            floor = min([self._frame_floor(), *tails])
-            if self.ring.added + need - self.ring.slots > floor:   # yes: more frames per item than planned, a larger ring
-                self.ring.reslot(max(self._frame_slots(self.storage.capacity), (self.ring.added + need - floor) * 5 // 4), floor)
-                self.frame_ring_grows += 1
-        return number_frames(seg, self.ring, self.tails)
-
     def mass(self) -> float:
         "The total sampling mass: Σ p^α (times recency weights) for prioritized replay, the item count (or Σ recency weights) for uniform."
         if self.kind == "prioritized" or self.recency_half_life is not None: return self.sampler.tree.total
         return float(len(self))
 
-    # -- live knobs ---------------------------------------------------------------------------
-    def set_knobs(self, **knobs) -> dict:
-        "Change `capacity` (shrinking evicts the oldest items) and `beta`; all are checked before any is applied."
-        unknown = set(knobs) - set(self.KNOBS)
-        if unknown: raise ValueError(f"unknown replay shard knob(s) {sorted(unknown)}: expected {', '.join(self.KNOBS)}")
-        capacity = _check_capacity(knobs["capacity"]) if knobs.get("capacity") is not None else None
-        beta = _check_beta(knobs["beta"]) if knobs.get("beta") is not None else None
-        if capacity is not None and capacity != self.storage.capacity:
-            src, dst = self.storage.resize(capacity)
-            self.sampler.resize(capacity, src, dst)
-            if self.ring is not None:                  # keep the frames the items left use, in a ring sized for the new capacity
-                floor = self._frame_floor()
-                self.ring.reslot(max(self._frame_slots(capacity), self.ring.added - floor), floor)
-        if beta is not None:
-            self.beta = beta
-            if self.kind == "prioritized": self.sampler.beta = beta   # uniform replay has no importance weights
-        return self.knobs()
+# %% ../nbs/04a_replay_shard.ipynb 20
+@patch
+def update_priorities(self: ReplayShard, index, insert_index, td_abs) -> int:
+    "New priorities from TD errors; items no longer at their sampled slot are skipped and counted. Returns how many were updated."
+    index, insert_index = np.asarray(index, np.int64).reshape(-1), np.asarray(insert_index, np.int64).reshape(-1)
+    td = np.abs(np.asarray(td_abs, np.float64).reshape(-1))
+    if not len(index) == len(insert_index) == len(td):
+        raise ValueError(f"index, insert_index and td_abs differ in length: {len(index)}, {len(insert_index)}, {len(td)}")
+    if not np.isfinite(td).all(): raise ValueError("TD errors must be finite")
+    held = (index >= 0) & (index < len(self))
+    held[held] = self.storage.insert_index[index[held]] == insert_index[held]
+    self.stale_priority_updates += int(len(held) - held.sum())
+    if held.any(): self.sampler.update_priorities(index[held], td[held])
+    return int(held.sum())
 
-    def knobs(self) -> dict: return dict(capacity=self.storage.capacity, beta=self.beta)
+# %% ../nbs/04a_replay_shard.ipynb 22
+@patch
+def _frame_floor(self: ReplayShard) -> int:
+    "The oldest frame number a held item uses (the ring's next number when no item is held)."
+    n = len(self.storage)
+    if n == 0: return self.ring.added
+    # Numbers rise along a stack (a stack moves on by appending a newer frame), so the first of each is its oldest.
+    return int(min(self.storage.data["obs"][:n, 0].min(), self.storage.data["boot_obs"][:n, 0].min()))
 
-    def metrics(self, current_version: Optional[int] = None) -> dict:
-        "Counters and gauges; with `current_version`, also `replay_age_mean` of the last batch sampled."
-        m = dict(shard_id=self.shard_id, replay_size=len(self), replay_capacity=self.storage.capacity, added=self.storage.added,
-                 sampled=self.sampled, mass=self.mass(), stale_priority_updates=self.stale_priority_updates,
-                 snapshots=self.snapshots, snapshots_skipped=self.snapshots_skipped, incarnation=self.incarnation,
-                 replay_bytes=self.storage.nbytes + (self.ring.nbytes if self.ring is not None else 0),
-                 frames_stored=self.ring.added if self.ring is not None else 0, frame_ring_grows=self.frame_ring_grows,
-                 restored_from=self.restored_from, restored_items=self.restored_items, added_at_snapshot=self.added_at_snapshot,
-                 **{f"knob_{k}": v for k, v in self.knobs().items()})
-        if current_version is not None: m["replay_age_mean"] = replay_age_mean(current_version, self.last_versions)
-        return m
+@patch
+def _frame_slots(self: ReplayShard, capacity: int) -> int:
+    "Ring slots for `capacity` items: one frame per item, 1/16 more, and room for two segments' worst case."
+    return capacity + capacity // 16 + 2 * self._most
 
-    # -- checkpoints ----------------------------------------------------------------------------
-    def state_dict(self) -> dict:
-        "Everything needed to continue, as NumPy arrays, numbers and strings only (filled slots only)."
-        st, n, smp = self.storage, len(self.storage), self.sampler
-        sd = dict(kind=self.kind, shard_id=self.shard_id, alpha=self.alpha, n_step=self.n_step, gamma=self.gamma,
-                  recency_half_life=np.nan if self.recency_half_life is None else self.recency_half_life, beta=self.beta,
-                  capacity=st.capacity, cursor=st.cursor, size=n, added=st.added,
-                  policy_version=st.policy_version[:n].copy(), insert_index=st.insert_index[:n].copy(),
-                  sampled=self.sampled, stale_priority_updates=self.stale_priority_updates, snapshots=self.snapshots,
-                  rng=json.dumps(smp.rng.bit_generator.state))
-        sd.update({f"data.{k}": a[:n].copy() for k, a in st.data.items()})
-        if self.kind == "prioritized": sd.update(p_alpha=smp.priority.priorities[:n].copy(), max_priority=smp.max_priority)
-        if self.ring is not None and self.ring.data is not None:   # the frames the held items use, oldest first
+@patch
+def _numbered(self: ReplayShard, seg: Segment) -> Segment:
+    "`seg` with frame numbers for stacks, after making sure its frames cannot overwrite any a held item or a tail uses."
+    need = most_frames(seg)
+    self._most = max(self._most, need)
+    if self.ring is None: self.ring = FrameRing(self._frame_slots(self.storage.capacity))
+    if self.ring.added + need > self.ring.slots:   # the ring is full: could this segment overwrite a frame in use?
+        tails = [self.tails[e].min() for e in seg.env_ids if e in self.tails and self.ring.readable(self.tails[e])]
+        floor = min([self._frame_floor(), *tails])
+        if self.ring.added + need - self.ring.slots > floor:   # yes: more frames per item than planned, a larger ring
+            self.ring.reslot(max(self._frame_slots(self.storage.capacity), (self.ring.added + need - floor) * 5 // 4), floor)
+            self.frame_ring_grows += 1
+    return number_frames(seg, self.ring, self.tails)
+
+# %% ../nbs/04a_replay_shard.ipynb 24
+@patch
+def set_knobs(self: ReplayShard, **knobs) -> dict:
+    "Change `capacity` (shrinking evicts the oldest items) and `beta`; all are checked before any is applied."
+    unknown = set(knobs) - set(self.KNOBS)
+    if unknown: raise ValueError(f"unknown replay shard knob(s) {sorted(unknown)}: expected {', '.join(self.KNOBS)}")
+    capacity = _check_capacity(knobs["capacity"]) if knobs.get("capacity") is not None else None
+    beta = _check_beta(knobs["beta"]) if knobs.get("beta") is not None else None
+    if capacity is not None and capacity != self.storage.capacity:
+        src, dst = self.storage.resize(capacity)
+        self.sampler.resize(capacity, src, dst)
+        if self.ring is not None:                  # keep the frames the items left use, in a ring sized for the new capacity
             floor = self._frame_floor()
-            sd.update(frames=self.ring.get(np.arange(floor, self.ring.added)), frames_from=floor, frame_slots=self.ring.slots)
-        if smp.recency is not None:
-            sd.update(recency_weight=smp.recency.weight[:n].copy(), recency_ref=np.nan if smp.recency.ref is None else smp.recency.ref)
-        return sd
+            self.ring.reslot(max(self._frame_slots(capacity), self.ring.added - floor), floor)
+    if beta is not None:
+        self.beta = beta
+        if self.kind == "prioritized": self.sampler.beta = beta   # uniform replay has no importance weights
+    return self.knobs()
 
-    def load_state_dict(self, sd: Mapping) -> None:
-        "Continue from `sd` (from `state_dict` or a snapshot file); its kind, n_step, gamma, alpha and recency must be this shard's."
-        mine = dict(kind=self.kind, n_step=self.n_step, gamma=self.gamma, alpha=self.alpha,
-                    recency_half_life=np.nan if self.recency_half_life is None else self.recency_half_life)
-        for key, want in mine.items():
-            got = _item(sd[key])
-            if not (got == want or (isinstance(want, float) and np.isnan(want) and np.isnan(got))):
-                raise ValueError(f"cannot restore replay shard {self.shard_id}: the state has {key} = {got!r}, this shard {want!r}")
-        capacity, n = int(_item(sd["capacity"])), int(_item(sd["size"]))
-        storage = RingStorage(capacity)
-        for k in (k for k in sd if k.startswith("data.")):
-            a = np.asarray(sd[k])
-            storage.data[k[len("data."):]] = np.empty((capacity, *a.shape[1:]), a.dtype)
-            storage.data[k[len("data."):]][:n] = a
-        storage.policy_version[:n], storage.insert_index[:n] = sd["policy_version"], sd["insert_index"]
-        storage.cursor, storage.size, storage.added = int(_item(sd["cursor"])), n, int(_item(sd["added"]))
-        self.beta = float(_item(sd["beta"]))
-        sampler = self._make_sampler(capacity)
-        weight = np.ones(capacity)
-        if sampler.recency is not None:
-            sampler.recency.weight[:n] = sd["recency_weight"]
-            ref = float(_item(sd["recency_ref"])); sampler.recency.ref = None if np.isnan(ref) else ref
-            weight = sampler.recency.weight
-        if self.kind == "prioritized":
-            p_alpha = np.zeros(capacity); p_alpha[:n] = sd["p_alpha"]
-            sampler.priority.set_all(p_alpha)
-            if sampler.recency is not None: sampler.tree.set_all(p_alpha * weight)
-            sampler.max_priority = float(_item(sd["max_priority"]))
-        else:
-            sampler.size = n
-            if sampler.recency is not None: sampler.tree.set_all(weight)
-        sampler.rng.bit_generator.state = json.loads(_item(sd["rng"]))
-        ring = None
-        if "frames" in sd:
-            if self.frames is False: raise ValueError(f"cannot restore replay shard {self.shard_id}: the state holds frames, this shard stores whole observations")
-            ring = FrameRing(int(_item(sd["frame_slots"])))
-            ring.added = int(_item(sd["frames_from"])); ring.put(np.asarray(sd["frames"]))
-        if ring is not None or n: self.frames = ring is not None
-        self.storage, self.sampler, self.ring, self.tails = storage, sampler, ring, {}
-        self.sampled, self.stale_priority_updates, self.snapshots = (int(_item(sd[k])) for k in ("sampled", "stale_priority_updates", "snapshots"))
+@patch
+def knobs(self: ReplayShard) -> dict: return dict(capacity=self.storage.capacity, beta=self.beta)
 
-    def _snapshot_files(self) -> list[Path]:
-        "This shard's snapshot files, oldest first."
-        files = self.snapshot_dir.glob(f"replay-shard{self.shard_id}-*.npz") if self.snapshot_dir.is_dir() else []
-        return sorted(files, key=lambda p: int(p.stem.rsplit("-", 1)[1]))
+@patch
+def metrics(self: ReplayShard, current_version: Optional[int] = None) -> dict:
+    "Counters and gauges; with `current_version`, also `replay_age_mean` of the last batch sampled."
+    m = dict(shard_id=self.shard_id, replay_size=len(self), replay_capacity=self.storage.capacity, added=self.storage.added,
+             sampled=self.sampled, mass=self.mass(), stale_priority_updates=self.stale_priority_updates,
+             snapshots=self.snapshots, snapshots_skipped=self.snapshots_skipped, incarnation=self.incarnation,
+             replay_bytes=self.storage.nbytes + (self.ring.nbytes if self.ring is not None else 0),
+             frames_stored=self.ring.added if self.ring is not None else 0, frame_ring_grows=self.frame_ring_grows,
+             restored_from=self.restored_from, restored_items=self.restored_items, added_at_snapshot=self.added_at_snapshot,
+             **{f"knob_{k}": v for k, v in self.knobs().items()})
+    if current_version is not None: m["replay_age_mean"] = replay_age_mean(current_version, self.last_versions)
+    return m
 
-    def snapshot(self) -> str:
-        "Write the shard's state to `snapshot_dir` atomically (a temporary file, then a rename); returns the path."
-        if self.snapshot_dir is None: raise ValueError(f"replay shard {self.shard_id} has no snapshot_dir")
-        self.snapshot_dir.mkdir(parents=True, exist_ok=True)
-        self.snapshots += 1
-        path = self.snapshot_dir / f"replay-shard{self.shard_id}-{self.snapshots:08d}.npz"
-        tmp = path.with_name(path.name + ".tmp")
+# %% ../nbs/04a_replay_shard.ipynb 26
+@patch
+def state_dict(self: ReplayShard) -> dict:
+    "Everything needed to continue, as NumPy arrays, numbers and strings only (filled slots only)."
+    st, n, smp = self.storage, len(self.storage), self.sampler
+    sd = dict(kind=self.kind, shard_id=self.shard_id, alpha=self.alpha, n_step=self.n_step, gamma=self.gamma,
+              recency_half_life=np.nan if self.recency_half_life is None else self.recency_half_life, beta=self.beta,
+              capacity=st.capacity, cursor=st.cursor, size=n, added=st.added,
+              policy_version=st.policy_version[:n].copy(), insert_index=st.insert_index[:n].copy(),
+              sampled=self.sampled, stale_priority_updates=self.stale_priority_updates, snapshots=self.snapshots,
+              rng=json.dumps(smp.rng.bit_generator.state))
+    sd.update({f"data.{k}": a[:n].copy() for k, a in st.data.items()})
+    if self.kind == "prioritized": sd.update(p_alpha=smp.priority.priorities[:n].copy(), max_priority=smp.max_priority)
+    if self.ring is not None and self.ring.data is not None:   # the frames the held items use, oldest first
+        floor = self._frame_floor()
+        sd.update(frames=self.ring.get(np.arange(floor, self.ring.added)), frames_from=floor, frame_slots=self.ring.slots)
+    if smp.recency is not None:
+        sd.update(recency_weight=smp.recency.weight[:n].copy(), recency_ref=np.nan if smp.recency.ref is None else smp.recency.ref)
+    return sd
+
+@patch
+def load_state_dict(self: ReplayShard, sd: Mapping) -> None:
+    "Continue from `sd` (from `state_dict` or a snapshot file); its kind, n_step, gamma, alpha and recency must be this shard's."
+    mine = dict(kind=self.kind, n_step=self.n_step, gamma=self.gamma, alpha=self.alpha,
+                recency_half_life=np.nan if self.recency_half_life is None else self.recency_half_life)
+    for key, want in mine.items():
+        got = _item(sd[key])
+        if not (got == want or (isinstance(want, float) and np.isnan(want) and np.isnan(got))):
+            raise ValueError(f"cannot restore replay shard {self.shard_id}: the state has {key} = {got!r}, this shard {want!r}")
+    capacity, n = int(_item(sd["capacity"])), int(_item(sd["size"]))
+    storage = RingStorage(capacity)
+    for k in (k for k in sd if k.startswith("data.")):
+        a = np.asarray(sd[k])
+        storage.data[k[len("data."):]] = np.empty((capacity, *a.shape[1:]), a.dtype)
+        storage.data[k[len("data."):]][:n] = a
+    storage.policy_version[:n], storage.insert_index[:n] = sd["policy_version"], sd["insert_index"]
+    storage.cursor, storage.size, storage.added = int(_item(sd["cursor"])), n, int(_item(sd["added"]))
+    self.beta = float(_item(sd["beta"]))
+    sampler = self._make_sampler(capacity)
+    weight = np.ones(capacity)
+    if sampler.recency is not None:
+        sampler.recency.weight[:n] = sd["recency_weight"]
+        ref = float(_item(sd["recency_ref"])); sampler.recency.ref = None if np.isnan(ref) else ref
+        weight = sampler.recency.weight
+    if self.kind == "prioritized":
+        p_alpha = np.zeros(capacity); p_alpha[:n] = sd["p_alpha"]
+        sampler.priority.set_all(p_alpha)
+        if sampler.recency is not None: sampler.tree.set_all(p_alpha * weight)
+        sampler.max_priority = float(_item(sd["max_priority"]))
+    else:
+        sampler.size = n
+        if sampler.recency is not None: sampler.tree.set_all(weight)
+    sampler.rng.bit_generator.state = json.loads(_item(sd["rng"]))
+    ring = None
+    if "frames" in sd:
+        if self.frames is False: raise ValueError(f"cannot restore replay shard {self.shard_id}: the state holds frames, this shard stores whole observations")
+        ring = FrameRing(int(_item(sd["frame_slots"])))
+        ring.added = int(_item(sd["frames_from"])); ring.put(np.asarray(sd["frames"]))
+    if ring is not None or n: self.frames = ring is not None
+    self.storage, self.sampler, self.ring, self.tails = storage, sampler, ring, {}
+    self.sampled, self.stale_priority_updates, self.snapshots = (int(_item(sd[k])) for k in ("sampled", "stale_priority_updates", "snapshots"))
+
+# %% ../nbs/04a_replay_shard.ipynb 28
+@patch
+def _snapshot_files(self: ReplayShard) -> list[Path]:
+    "This shard's snapshot files, oldest first."
+    files = self.snapshot_dir.glob(f"replay-shard{self.shard_id}-*.npz") if self.snapshot_dir.is_dir() else []
+    return sorted(files, key=lambda p: int(p.stem.rsplit("-", 1)[1]))
+
+@patch
+def snapshot(self: ReplayShard) -> str:
+    "Write the shard's state to `snapshot_dir` atomically (a temporary file, then a rename); returns the path."
+    if self.snapshot_dir is None: raise ValueError(f"replay shard {self.shard_id} has no snapshot_dir")
+    self.snapshot_dir.mkdir(parents=True, exist_ok=True)
+    self.snapshots += 1
+    path = self.snapshot_dir / f"replay-shard{self.shard_id}-{self.snapshots:08d}.npz"
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        with open(tmp, "wb") as f:
+            np.savez(f, **self.state_dict())
+            f.flush(); os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True); self.snapshots -= 1
+        raise
+    for old in self._snapshot_files()[:-self.KEEP_SNAPSHOTS]: old.unlink(missing_ok=True)
+    return str(path)
+
+@patch
+def _restore_newest(self: ReplayShard) -> None:
+    "Load the newest snapshot that reads back whole; unreadable ones are skipped and counted."
+    for path in reversed(self._snapshot_files()):
         try:
-            with open(tmp, "wb") as f:
-                np.savez(f, **self.state_dict())
-                f.flush(); os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            tmp.unlink(missing_ok=True); self.snapshots -= 1
-            raise
-        for old in self._snapshot_files()[:-self.KEEP_SNAPSHOTS]: old.unlink(missing_ok=True)
-        return str(path)
+            with np.load(path, allow_pickle=False) as z: sd = {k: z[k] for k in z.files}
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile):
+            self.snapshots_skipped += 1; continue
+        self.load_state_dict(sd)
+        self.restored_from, self.restored_items, self.added_at_snapshot = path.name, len(self), self.storage.added
+        return
 
-    def _restore_newest(self) -> None:
-        "Load the newest snapshot that reads back whole; unreadable ones are skipped and counted."
-        for path in reversed(self._snapshot_files()):
-            try:
-                with np.load(path, allow_pickle=False) as z: sd = {k: z[k] for k in z.files}
-            except (OSError, ValueError, EOFError, zipfile.BadZipFile):
-                self.snapshots_skipped += 1; continue
-            self.load_state_dict(sd)
-            self.restored_from, self.restored_items, self.added_at_snapshot = path.name, len(self), self.storage.added
-            return
-
-# %% ../nbs/04a_replay_shard.ipynb 38
+# %% ../nbs/04a_replay_shard.ipynb 48
 def allocate(masses, n: int, rng: np.random.Generator) -> np.ndarray:
     "Per-shard counts summing to `n`, drawn multinomially in proportion to `masses` (a shard of mass 0 gets none)."
     m = np.asarray(masses, np.float64).reshape(-1)
@@ -411,7 +425,7 @@ def allocate(masses, n: int, rng: np.random.Generator) -> np.ndarray:
     if not m.sum() > 0: raise ValueError("nothing to sample: every shard's mass is 0")
     return rng.multinomial(n, m / m.sum()).astype(np.int64)
 
-# %% ../nbs/04a_replay_shard.ipynb 41
+# %% ../nbs/04a_replay_shard.ipynb 51
 class ShardBalancer:
     "Per-shard counts for each batch, from shard masses refreshed every `rebalance_every` learner updates."
     KNOBS = ("rebalance_every",)
@@ -466,7 +480,7 @@ class ShardBalancer:
         self.set_knobs(rebalance_every=int(_item(sd["rebalance_every"])))
         self.rng.bit_generator.state = json.loads(_item(sd["rng"]))
 
-# %% ../nbs/04a_replay_shard.ipynb 44
+# %% ../nbs/04a_replay_shard.ipynb 54
 def merge_samples(batches: Sequence[Mapping], shares, beta: float) -> dict:
     "Shard batches as one batch, `weights` recomputed for the sharded draw: `(share_s · p_alpha / mass_s) ** -beta`, over the batch's largest."
     if not batches: raise ValueError("no shard batches to merge")
@@ -477,7 +491,7 @@ def merge_samples(batches: Sequence[Mapping], shares, beta: float) -> dict:
     out["weights"] = (w / w.max() if len(w) else w).astype(np.float32)
     return out
 
-# %% ../nbs/04a_replay_shard.ipynb 46
+# %% ../nbs/04a_replay_shard.ipynb 56
 def sampling_tv_distance(masses: Sequence[np.ndarray], stale_masses) -> float:
     "TV distance between sharded sampling with `stale_masses` (one per shard) and global sampling over the items' current `masses` (one array per shard)."
     now = np.array([np.sum(p) for p in masses], np.float64)
@@ -489,7 +503,7 @@ def sampling_tv_distance(masses: Sequence[np.ndarray], stale_masses) -> float:
     sharded = np.concatenate([share[s] * p / now[s] if now[s] > 0 else np.zeros(len(p)) for s, p in enumerate(masses)])
     return float(0.5 * np.abs(sharded - np.concatenate(masses) / now.sum()).sum())
 
-# %% ../nbs/04a_replay_shard.ipynb 49
+# %% ../nbs/04a_replay_shard.ipynb 59
 def stale_mass_experiment(periods=(1, 10, 100, 1000), num_shards: int = 4, items: int = 1024, batch: int = 256,
                           inserts: int = 16, updates: int = 2000, warmup: int = 0, alpha: float = 0.6,
                           seed: int = 0) -> dict[int, float]:

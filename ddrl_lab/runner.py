@@ -14,8 +14,9 @@ import numpy as np
 import torch
 
 from .config import Config
-from .envs import env_seeds, make_env_pool
+from .envs import env_seeds
 from .models import bf16_autocast, build_model, build_q_model, set_weights
+from .pools import make_env_pool
 from .codecs import Encoded, get_codec
 from .segments import Segment, validate_segment
 

@@ -54,6 +54,7 @@ class SerialRuntime:
         return tuple(Done(v) for v in out) if num_returns > 1 else Done(out)
     def get(self, refs, timeout: Optional[float] = None): return [_value(r) for r in refs] if isinstance(refs, list) else _value(refs)
     def ready(self, refs: list, timeout: float = 0.0) -> list: return list(refs)
+    def first_ready(self, refs: list, timeout: float = 0.0) -> list: return list(refs)
     def crash(self, actor: Local) -> None:
         "Fault drill: the component dies (without cleaning up, as a process would); a restartable one comes back fresh from its recipe."
         cls, args, kwargs = actor.recipe
@@ -135,6 +136,13 @@ class RayRuntime:
     def ready(self, refs: list, timeout: float = 0.0) -> list:
         if not refs: return []
         return self.ray.wait(list(refs), num_returns=len(refs), timeout=timeout)[0]
+    def first_ready(self, refs: list, timeout: float = 0.0) -> list:
+        "Wake at the first of `refs` to finish (a polling loop's wait), and return every one finished by then, in order."
+        if not refs: return []
+        first, rest = self.ray.wait(list(refs), num_returns=1, timeout=timeout)
+        if not first or not rest: return first
+        done = set(first) | set(self.ray.wait(rest, num_returns=len(rest), timeout=0)[0])
+        return [r for r in refs if r in done]
     def crash(self, actor) -> None:
         "Fault drill: kill the actor's process; Ray restarts a restartable one."
         self.ray.kill(actor, no_restart=False)

@@ -10,13 +10,13 @@ from typing import Optional
 
 import ddrl_lab
 from .config import ChannelConfig, Config, ConfigError, load_config
-from .envs import env_problems, env_spaces
 from .loops.barrier import BarrierLoop
 from .loops.central import CentralLoop
 from .loops.channel import ChannelLoop
 from .loops.plane import HybridLoop, PipelinedLoop, PlaneSyncLoop
 from .loops.replay import ReplayLoop
 from .models import space_problems
+from .pools import env_problems, env_spaces
 
 # %% auto 0
 __all__ = ['LOOPS', 'IMPLEMENTED', 'FAULT_NAMES', 'DRILL_TARGETS', 'CHANNEL_KEYS', 'KNOB_KEYS', 'loop_for', 'parse_fault',

@@ -58,9 +58,35 @@ class Ledger:
         self.rows.produced(meta)
         if "rejected" in meta: self.books["rejected"] += 1; self.reject(meta["rejected"])
 
+    def trained(self, info: dict) -> None:
+        "A learner update (`Learner.update`'s info): its segments trained, rejected or dropped stale, and the row counters."
+        for k in ("trained", "rejected", "dropped_stale"): self.books[k] += info[k]
+        for r in info["rejections"]: self.reject(r)
+        self.rows.add(info)
+
     def lost(self, worker: int) -> None:
         "A call to a dead or restarting worker failed: its segment was never produced; counted as lost."
         self.books["lost_in_flight"] += 1
+
+    def figures(self, write_failures: int) -> dict:
+        "The books as a metrics row reports them (with the metrics log's `write_failures` among them), then each worker's env steps."
+        b = self.books
+        return dict(produced_segments=b["produced"], trained_segments=b["trained"], dropped_stale=b["dropped_stale"],
+                    dropped_segments=b["dropped_stale"] + b["dropped_stop"], lost_segments=b["lost_in_flight"] + b["lost_with_learner"],
+                    learner_restarts=b["learner_restarts"], checkpoint_failures=b["checkpoint_failures"],
+                    metrics_write_failures=write_failures, **{f"worker_{w}_env_steps": n for w, n in sorted(self.steps_by_worker.items())})
+
+    def to_meta(self) -> dict:
+        "The books as meta.json keeps them (worker ids as strings: JSON's keys are)."
+        return dict(books=dict(self.books), produced_by_worker={str(k): v for k, v in sorted(self.produced_by_worker.items())},
+                    rejected_by_worker={str(k): v for k, v in sorted(self.rejected_by_worker.items())})
+
+    def restore(self, meta: dict, driver: Optional[dict] = None) -> None:
+        "A resumed run's books go on: from its meta.json (`to_meta`), and the env steps by worker from its checkpoint's `driver`."
+        self.books = Counter(meta.get("books", {}))
+        self.produced_by_worker = Counter({int(k): v for k, v in meta.get("produced_by_worker", {}).items()})
+        self.rejected_by_worker = Counter({int(k): v for k, v in meta.get("rejected_by_worker", {}).items()})
+        if driver: self.steps_by_worker = Counter({int(w): n for w, n in driver.get("steps_by_worker", {}).items()})
 
 # %% ../../nbs/11a_loops.ipynb 8
 class Loop:
@@ -114,6 +140,18 @@ class Loop:
     def snapshot(self) -> None: pass                # with each checkpoint: what else must save itself
     def finish_meta(self) -> dict: return {}        # what this loop adds to meta.json at the end
     def learner_targets(self) -> list: return [self.learner]   # who gets the learner's live knobs
+
+    def driver_state(self) -> dict:
+        """What the loop needs to go on exactly after a resume: the row counters, the return window, the books and
+        each worker's state (`EnvRunner.state_dict`; left out if a worker cannot answer). Plain data and tensors.
+        The Job puts it in every checkpoint; `spawn_runners` gives the workers their states back."""
+        led = self.ledger
+        if led.rows is None: return {}                   # the loop never started: nothing to go on from
+        d = dict(books=dict(led.books), steps_by_worker={str(w): n for w, n in led.steps_by_worker.items()}, **led.rows.state())
+        if self.runner_states() and self.runners:
+            try: d["runners"] = self.rt.get([self.rt.call(w, "state_dict") for w in self.runners], timeout=5.0)
+            except Exception: pass                       # a worker restarting: the resume starts all workers afresh
+        return d
 
     def apply(self, changed: dict, learner_knobs: tuple) -> None:
         "Apply live knob changes (called from the loop's own thread): the learner's knobs go to `learner_targets`."

@@ -68,7 +68,8 @@ class ChannelLoop(Loop):
                 del held[i]
                 meta, seg = rt.call(self.runners[i], "produce", weights, num_returns=2)
                 pending[meta] = (i, seg)
-            for ref in rt.ready(list(pending), timeout=0.002 if update is not None else 0.02):
+            done = set(rt.first_ready(list(pending) + ([update] if update is not None else []), timeout=0.02))
+            for ref in [r for r in pending if r in done]:   # woken by the first segment or update to finish
                 i, seg = pending.pop(ref)
                 held[i] = None
                 try: meta = rt.get(ref)
@@ -76,7 +77,7 @@ class ChannelLoop(Loop):
                 led.produced(meta)
                 if "rejected" in meta: ch.release()
                 else: ch.put(seg, meta["nbytes"], reserved=True)
-            if update is not None and rt.ready([update], timeout=0):
+            if update is not None and update in done:
                 try: info = rt.get(update)
                 except ActorDied: info = None; led.books["lost_with_learner"] += n_batch
                 update = None

@@ -18,7 +18,7 @@ from ..sync import ParameterServer, SoftWindow
 # %% auto 0
 __all__ = ['plane_problems', 'is_plane', 'PlaneLoop', 'PlaneSyncLoop', 'PipelinedLoop', 'HybridLoop']
 
-# %% ../../nbs/11f_plane_loops.ipynb 4
+# %% ../../nbs/11f_plane_loops.ipynb 5
 def plane_problems(cfg: Config) -> list[str]:
     "What this version cannot do with several learners or soft sync (the parameter plane, see `sync`)."
     s, t, p = cfg.sync, cfg.topology, []
@@ -45,6 +45,7 @@ def is_plane(cfg: Config) -> bool:
     return cfg.topology.mode != "central-inference" and (cfg.topology.num_learners > 1 or cfg.sync.mode == "soft"
                                                           or cfg.sync.aggregation == "hybrid")
 
+# %% ../../nbs/11f_plane_loops.ipynb 8
 class PlaneLoop(Loop):
     """What the parameter-plane loops share: `topology.num_learners` learners behind a parameter server (`parameter-server`),
     or in one all-reduce group (`allreduce`; `hybrid`: and a parameter server toward the workers that relays what learner 0
@@ -140,7 +141,7 @@ class PlaneLoop(Loop):
         "Segments in flight at the stop: produced (counted), never applied."
         return len(self.wind_down(pending))
 
-# %% ../../nbs/11f_plane_loops.ipynb 6
+# %% ../../nbs/11f_plane_loops.ipynb 10
 class PlaneSyncLoop(PlaneLoop):
     """Barrier over learners (`sync.mode: sync`): one segment from every worker, split into equal shares; each learner
     computes on its share; the parameter server applies the average (or, with all-reduce, every learner steps on the
@@ -177,7 +178,7 @@ class PlaneSyncLoop(PlaneLoop):
             self.note(rtt_s=[d - t0 for d in done_at], barrier_wait_s=max(done_at) - min(done_at))
             if job.trained(self.merge(infos, server)): break
 
-
+# %% ../../nbs/11f_plane_loops.ipynb 12
 class PipelinedLoop(PlaneLoop):
     """async / soft over a parameter server: workers keep a short queue of segments filled; an idle learner takes its
     share (`local_steps` shares in soft mode) with the newest weights. async: each gradient goes to the server as it
@@ -244,7 +245,7 @@ class PipelinedLoop(PlaneLoop):
         led.books["lost_with_learner"] += sum(n for _, n, _ in busy.values())
         led.books["dropped_stop"] += unapplied + self.unapplied_at_stop(pending) + len(ready)
 
-
+# %% ../../nbs/11f_plane_loops.ipynb 14
 class HybridLoop(PlaneLoop):
     """hybrid, async: the parameter server faces the workers, all-reduce joins the learners. Workers run ahead on the
     weights the server last published, keeping a short queue of segments filled; whenever the learners are idle and

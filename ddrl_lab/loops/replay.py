@@ -9,6 +9,8 @@ import math
 import os
 from collections import Counter
 
+from fastcore.basics import patch
+
 from ..config import Config
 from .base import Loop, share
 from ..ratelimit import RateLimiter
@@ -18,7 +20,7 @@ from ..runtime import ActorDied
 # %% auto 0
 __all__ = ['ReplayLoop']
 
-# %% ../../nbs/11d_replay_loop.ipynb 4
+# %% ../../nbs/11d_replay_loop.ipynb 5
 class ReplayLoop(Loop):
     """Off-policy through sharded replay (`replay.kind` uniform or prioritized): workers always have a segment in flight;
     each finished segment goes to a shard by `route` (a worker always writes to the same shard when there are as many
@@ -58,112 +60,6 @@ class ReplayLoop(Loop):
                                      num_cpus=0.5, restartable=True) for s in range(S)]
         self.spawn_runners(**threads)
 
-    def run(self) -> None:
-        rt, c, a, job, led = self.rt, self.config, self.config.algo, self.job, self.ledger
-        S, n = len(self.shards), len(self.runners)
-        balancer = ShardBalancer(S, c.replay.rebalance_every, seed=c.run.seed)
-        limiter, max_k = self.rate_limiter(n)
-        owed = lambda: limiter.diff - limiter.min_diff      # gradient steps the learner may take now
-        weights = rt.call(self.learner, "get_weights", env_steps=0)
-        pending, idle, update = {}, set(range(n)), None
-        inserted, sent = 0, [0] * n                               # sent: segments each worker has sent to replay
-
-        def take_update() -> bool:
-            "A finished update: its priorities back to the shards, fresh weights for the next segments. True: stop."
-            nonlocal update, weights
-            if update is None or not rt.ready([update], timeout=0): return False
-            try: info = rt.get(update)
-            except ActorDied: info = None
-            update = None
-            if info is not None:
-                for sid, index, insert_index, td in info.pop("priorities"):
-                    rt.call(self.shards[sid], "update_priorities", index, insert_index, td)
-                if job.trained(info): return True
-            weights = rt.call(self.learner, "get_weights", env_steps=inserted)
-            return False
-
-        while job.running():
-            job.apply_knobs()
-            if take_update(): break
-            if limiter.can_insert(n):                             # backpressure: room for a segment from every worker
-                self.launch(pending, idle, weights)
-            busy = update is not None or owed() >= 1              # the learner is at work or has work: wait briefly
-            for ref in rt.ready(list(pending), timeout=0.002 if busy else 0.02):
-                i, seg = pending.pop(ref); idle.add(i)
-                try: meta = rt.get(ref)
-                except ActorDied: led.lost(i); continue
-                led.produced(meta)
-                led.rows.add_returns(meta.get("episode_returns", []))   # none of an episode with a rejected step
-                if "rejected" in meta: continue
-                s = route(i, sent[i], n, S); sent[i] += 1
-                rt.call(self.shards[s], "add", seg)                # Ray keeps one caller's calls to an actor in order
-                led.books["in_replay"] += 1; self.replay_added[s] += meta["env_steps"]
-                inserted += meta["env_steps"]; limiter.insert(1, timeout=0)   # (never held: see rate_limiter)
-            if take_update(): break
-            if update is None and owed() >= 1:
-                k = min(int(owed()), max_k); limiter.sample(k, timeout=0)
-                if balancer.due(led.rows.updates):
-                    balancer.refresh(rt.get([rt.call(sh, "mass") for sh in self.shards]), led.rows.updates)
-                counts = balancer.counts(k * a.batch_size)
-                samples = [rt.call(sh, "sample", int(m)) for sh, m in zip(self.shards, counts) if m > 0]
-                shares = balancer.shares.tolist() if c.replay.kind == "prioritized" else None
-                update = rt.call(self.learner, "update", *samples, env_steps=inserted, shares=shares,
-                                 version_floor=led.rows.version)
-        if update is not None:                                   # wind down: finish the update in flight
-            try: job.trained(rt.get(update), final=True)
-            except ActorDied: pass
-        led.books["dropped_stop"] += len(self.wind_down(pending))   # segments in flight: produced, not inserted
-        self.books_at_end()
-
-    def rate_limiter(self, n: int) -> tuple[RateLimiter, int]:
-        """The replay ratio, declared (`03b_rate_limiter`): one insert per segment, one sample per gradient step,
-        `algo.updates_per_segment` samples per insert from the segment with which `learning_starts` transitions are in;
-        the learner never takes more steps than it is owed, and the workers get new segments only while it owes at most
-        two calls' worth (a call: at most `max_k` steps, `updates_per_segment` per worker). A segment already in flight
-        always fits: `max_diff` leaves room for one from every worker. Returns the limiter and `max_k`."""
-        a = self.config.algo
-        per_segment = self.config.env.num_envs * a.segment_length
-        first = max(1, math.ceil(a.learning_starts / per_segment))      # the segment with which learning starts
-        max_k = max(1, int(round(a.updates_per_segment * n)))          # gradient steps per learner call, at most
-        lo = (first - 1) * a.updates_per_segment
-        return RateLimiter(a.updates_per_segment, first, lo, lo + 2 * max_k + n * a.updates_per_segment), max_k
-
-    def books_at_end(self) -> None:
-        """Transitions sent to each shard against what it holds in its books (`added`, carried through its
-        snapshots): the difference was lost when a shard died after its last snapshot. Exact once the
-        shard has taken every `add` sent to it (one caller's calls to an actor run in order)."""
-        ms = self.rt.get([self.rt.call(sh, "metrics") for sh in self.shards], timeout=30.0)
-        if self.note_restarts(ms): ms = self.rt.get([self.rt.call(sh, "metrics") for sh in self.shards], timeout=30.0)
-        self.ledger.books["replay_lost_transitions"] = sum(max(0, self.replay_added[s] - m["added"]) for s, m in enumerate(ms))
-        self.job.meta["replay_shards"] = [{k: m[k] for k in ("replay_size", "replay_capacity", "added", "frames_stored", "restored_from",
-                                                             "restored_items", "added_at_snapshot")} for m in ms]
-
-    def note_restarts(self, ms: list) -> bool:
-        "Count shards that came back since the last look, and give them the live capacity again (a snapshot holds its own)."
-        restarted = False
-        for s, m in enumerate(ms):
-            if self.incarnations.setdefault(s, m["incarnation"]) != m["incarnation"]:
-                self.incarnations[s] = m["incarnation"]; self.ledger.books["replay_shard_restarts"] += 1; restarted = True
-                cap = share(self.knobs["replay_capacity"], len(self.shards), s)
-                if m["replay_capacity"] != cap: self.rt.get(self.rt.call(self.shards[s], "set_knobs", capacity=cap))
-        return restarted
-
-    def row(self) -> dict:
-        "Replay size and capacity over all shards (a shard that does not answer in time is left out of this row)."
-        rt, b = self.rt, self.ledger.books
-        try: ms = rt.get([rt.call(sh, "metrics") for sh in self.shards], timeout=5.0)
-        except Exception: return {}
-        self.note_restarts(ms)
-        return dict(replay_size=sum(m["replay_size"] for m in ms), replay_capacity=sum(m["replay_capacity"] for m in ms),
-                    replay_bytes=sum(m["replay_bytes"] for m in ms), in_replay_segments=b["in_replay"],
-                    replay_shard_restarts=b["replay_shard_restarts"],
-                    replay_lost_transitions=sum(max(0, self.replay_added[s] - m["added"]) for s, m in enumerate(ms)))
-
-    def snapshot(self) -> None:
-        "Each replay shard snapshots itself (write, then rename) next to the learner's checkpoint."
-        try: self.rt.get([self.rt.call(sh, "snapshot") for sh in self.shards], timeout=60.0)
-        except Exception as e: self.ledger.books["snapshot_failures"] += 1; self.job.meta["last_snapshot_error"] = repr(e)
-
     def apply(self, changed: dict, learner_knobs: tuple) -> None:
         super().apply(changed, learner_knobs)
         if "replay_capacity" in changed:          # each shard holds its share; shrinking evicts the oldest first
@@ -171,3 +67,118 @@ class ReplayLoop(Loop):
             for s, sh in enumerate(self.shards):   # a shard restarting now gets it when its restart is noticed
                 try: self.rt.get(self.rt.call(sh, "set_knobs", capacity=share(changed["replay_capacity"], S, s)))
                 except ActorDied: pass
+
+# %% ../../nbs/11d_replay_loop.ipynb 7
+@patch
+def run(self: ReplayLoop) -> None:
+    rt, c, a, job, led = self.rt, self.config, self.config.algo, self.job, self.ledger
+    S, n = len(self.shards), len(self.runners)
+    balancer = ShardBalancer(S, c.replay.rebalance_every, seed=c.run.seed)
+    limiter, max_k = self.rate_limiter(n)
+    owed = lambda: limiter.diff - limiter.min_diff      # gradient steps the learner may take now
+    weights = rt.call(self.learner, "get_weights", env_steps=0)
+    pending, idle, update = {}, set(range(n)), None
+    inserted, sent = 0, [0] * n                               # sent: segments each worker has sent to replay
+
+    def take_update() -> bool:
+        "A finished update: its priorities back to the shards, fresh weights for the next segments. True: stop."
+        nonlocal update, weights
+        if update is None or not rt.ready([update], timeout=0): return False
+        try: info = rt.get(update)
+        except ActorDied: info = None
+        update = None
+        if info is not None:
+            for sid, index, insert_index, td in info.pop("priorities"):
+                rt.call(self.shards[sid], "update_priorities", index, insert_index, td)
+            if job.trained(info): return True
+        weights = rt.call(self.learner, "get_weights", env_steps=inserted)
+        return False
+
+    while job.running():
+        job.apply_knobs()
+        if take_update(): break
+        if limiter.can_insert(n):                             # backpressure: room for a segment from every worker
+            self.launch(pending, idle, weights)
+        busy = update is not None or owed() >= 1              # the learner is at work or has work: wait briefly
+        for ref in rt.ready(list(pending), timeout=0.002 if busy else 0.02):
+            i, seg = pending.pop(ref); idle.add(i)
+            try: meta = rt.get(ref)
+            except ActorDied: led.lost(i); continue
+            led.produced(meta)
+            led.rows.add_returns(meta.get("episode_returns", []))   # none of an episode with a rejected step
+            if "rejected" in meta: continue
+            s = route(i, sent[i], n, S); sent[i] += 1
+            rt.call(self.shards[s], "add", seg)                # Ray keeps one caller's calls to an actor in order
+            led.books["in_replay"] += 1; self.replay_added[s] += meta["env_steps"]
+            inserted += meta["env_steps"]; limiter.insert(1, timeout=0)   # (never held: see rate_limiter)
+        if take_update(): break
+        if update is None and owed() >= 1:
+            k = min(int(owed()), max_k); limiter.sample(k, timeout=0)
+            if balancer.due(led.rows.updates):
+                balancer.refresh(rt.get([rt.call(sh, "mass") for sh in self.shards]), led.rows.updates)
+            counts = balancer.counts(k * a.batch_size)
+            samples = [rt.call(sh, "sample", int(m)) for sh, m in zip(self.shards, counts) if m > 0]
+            shares = balancer.shares.tolist() if c.replay.kind == "prioritized" else None
+            update = rt.call(self.learner, "update", *samples, env_steps=inserted, shares=shares,
+                             version_floor=led.rows.version)
+    if update is not None:                                   # wind down: finish the update in flight
+        try: job.trained(rt.get(update), final=True)
+        except ActorDied: pass
+    led.books["dropped_stop"] += len(self.wind_down(pending))   # segments in flight: produced, not inserted
+    self.books_at_end()
+
+# %% ../../nbs/11d_replay_loop.ipynb 9
+@patch
+def rate_limiter(self: ReplayLoop, n: int) -> tuple[RateLimiter, int]:
+    """The replay ratio, declared (`03b_rate_limiter`): one insert per segment, one sample per gradient step,
+    `algo.updates_per_segment` samples per insert from the segment with which `learning_starts` transitions are in;
+    the learner never takes more steps than it is owed, and the workers get new segments only while it owes at most
+    two calls' worth (a call: at most `max_k` steps, `updates_per_segment` per worker). A segment already in flight
+    always fits: `max_diff` leaves room for one from every worker. Returns the limiter and `max_k`."""
+    a = self.config.algo
+    per_segment = self.config.env.num_envs * a.segment_length
+    first = max(1, math.ceil(a.learning_starts / per_segment))      # the segment with which learning starts
+    max_k = max(1, int(round(a.updates_per_segment * n)))          # gradient steps per learner call, at most
+    lo = (first - 1) * a.updates_per_segment
+    return RateLimiter(a.updates_per_segment, first, lo, lo + 2 * max_k + n * a.updates_per_segment), max_k
+
+# %% ../../nbs/11d_replay_loop.ipynb 13
+@patch
+def books_at_end(self: ReplayLoop) -> None:
+    """Transitions sent to each shard against what it holds in its books (`added`, carried through its
+    snapshots): the difference was lost when a shard died after its last snapshot. Exact once the
+    shard has taken every `add` sent to it (one caller's calls to an actor run in order)."""
+    ms = self.rt.get([self.rt.call(sh, "metrics") for sh in self.shards], timeout=30.0)
+    if self.note_restarts(ms): ms = self.rt.get([self.rt.call(sh, "metrics") for sh in self.shards], timeout=30.0)
+    self.ledger.books["replay_lost_transitions"] = sum(max(0, self.replay_added[s] - m["added"]) for s, m in enumerate(ms))
+    self.job.meta["replay_shards"] = [{k: m[k] for k in ("replay_size", "replay_capacity", "added", "frames_stored", "restored_from",
+                                                         "restored_items", "added_at_snapshot")} for m in ms]
+
+@patch
+def note_restarts(self: ReplayLoop, ms: list) -> bool:
+    "Count shards that came back since the last look, and give them the live capacity again (a snapshot holds its own)."
+    restarted = False
+    for s, m in enumerate(ms):
+        if self.incarnations.setdefault(s, m["incarnation"]) != m["incarnation"]:
+            self.incarnations[s] = m["incarnation"]; self.ledger.books["replay_shard_restarts"] += 1; restarted = True
+            cap = share(self.knobs["replay_capacity"], len(self.shards), s)
+            if m["replay_capacity"] != cap: self.rt.get(self.rt.call(self.shards[s], "set_knobs", capacity=cap))
+    return restarted
+
+@patch
+def row(self: ReplayLoop) -> dict:
+    "Replay size and capacity over all shards (a shard that does not answer in time is left out of this row)."
+    rt, b = self.rt, self.ledger.books
+    try: ms = rt.get([rt.call(sh, "metrics") for sh in self.shards], timeout=5.0)
+    except Exception: return {}
+    self.note_restarts(ms)
+    return dict(replay_size=sum(m["replay_size"] for m in ms), replay_capacity=sum(m["replay_capacity"] for m in ms),
+                replay_bytes=sum(m["replay_bytes"] for m in ms), in_replay_segments=b["in_replay"],
+                replay_shard_restarts=b["replay_shard_restarts"],
+                replay_lost_transitions=sum(max(0, self.replay_added[s] - m["added"]) for s, m in enumerate(ms)))
+
+@patch
+def snapshot(self: ReplayLoop) -> None:
+    "Each replay shard snapshots itself (write, then rename) next to the learner's checkpoint."
+    try: self.rt.get([self.rt.call(sh, "snapshot") for sh in self.shards], timeout=60.0)
+    except Exception as e: self.ledger.books["snapshot_failures"] += 1; self.job.meta["last_snapshot_error"] = repr(e)
