@@ -15,7 +15,13 @@ def __getattr__(name: str):
     if name == "Dashboard":
         from ddrl_lab.dashboard import Dashboard
         return Dashboard
-    if name in ("shadow", "compare", "Progress", "MetricsServer"):
+    if name in ("shadow", "compare"):
         import ddrl_lab.records as records
         return getattr(records, name)
+    if name == "Progress":
+        from ddrl_lab.progress import Progress
+        return Progress
+    if name == "MetricsServer":
+        from ddrl_lab.prometheus import MetricsServer
+        return MetricsServer
     raise AttributeError(f"module 'ddrl_lab' has no attribute {name!r}")
