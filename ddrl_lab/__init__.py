@@ -10,18 +10,12 @@ from ddrl_lab.doctor import diagnose_run
 __all__ = ["Config", "ConfigError", "Dashboard", "Job", "MetricsServer", "Progress", "compare", "diagnose_run", "load_config", "list_presets", "shadow"]
 
 
+_LAZY = {"Dashboard": "ddrl_lab.dashboard", "shadow": "ddrl_lab.records", "compare": "ddrl_lab.records",
+         "Progress": "ddrl_lab.progress", "MetricsServer": "ddrl_lab.prometheus"}   # name -> the module that defines it
+
+
 def __getattr__(name: str):
     "`Dashboard` and the records helpers are imported on first use, so `import ddrl_lab` does not load ipywidgets and plotly."
-    if name == "Dashboard":
-        from ddrl_lab.dashboard import Dashboard
-        return Dashboard
-    if name in ("shadow", "compare"):
-        import ddrl_lab.records as records
-        return getattr(records, name)
-    if name == "Progress":
-        from ddrl_lab.progress import Progress
-        return Progress
-    if name == "MetricsServer":
-        from ddrl_lab.prometheus import MetricsServer
-        return MetricsServer
-    raise AttributeError(f"module 'ddrl_lab' has no attribute {name!r}")
+    if name not in _LAZY: raise AttributeError(f"module 'ddrl_lab' has no attribute {name!r}")
+    import importlib
+    return getattr(importlib.import_module(_LAZY[name]), name)
