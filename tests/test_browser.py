@@ -120,11 +120,58 @@ RUN_ALL_ABOVE_LAST = """async () => { const app = window.jupyterapp, nb = app.sh
   nb.activeCellIndex = nb.widgets.length - 1; nb.deselectAll();
   await app.commands.execute('notebook:run-all-above'); return nb.widgets.length; }"""
 
+WIDGETS_RESTORED = """async () => { const nb = window.jupyterapp.shell.currentWidget.content;
+  const mime = 'application/vnd.jupyter.widget-view+json', f = nb.rendermime.getFactory(mime);
+  if (!f) return null;
+  const r = f.createRenderer({mimeType: mime, sanitizer: nb.rendermime.sanitizer, resolver: null, linkHandler: null,
+                              latexTypesetter: null});
+  const m = await r._manager.promise; r.dispose(); return m.restoredStatus; }"""
+
+# the page's side of each plotly model: traces and title in its state, views, comm live, _view_count, its update chain
+JS_MODELS = """async () => {
+  const nb = window.jupyterapp.shell.currentWidget.content;
+  let mgr = null;
+  for (const cell of nb.widgets) { const oa = cell.outputArea; if (!oa) continue;
+    for (const w of oa.widgets) { for (const ch of (w.widgets || [])) { if (ch._manager) mgr = await ch._manager.promise; } } }
+  if (!mgr) return 'no manager';
+  const out = [];
+  for (const [id, p] of Object.entries(mgr._models)) { const m = await p;
+    if (m.get('_model_name') !== 'AnyModel') continue;
+    const d = m.get('_widget_data'), l = m.get('_widget_layout');
+    const st = await Promise.race([m.state_change.then(() => 'ok', e => 'rejected: ' + e), new Promise(r => setTimeout(() => r('pending'), 1000))]);
+    out.push([id.slice(0, 6), d ? d.length : null, l && l.title ? l.title.text : null, Object.keys(m.views || {}).length, m.comm_live, m.get('_view_count'), st]);
+  }
+  return out;
+}"""
+# when each comm_open reached the page, and any reconnection or comm_info (a widget restore) after Run All
+WATCH = """() => { const k = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel, t0 = performance.now(); window.__seen = [];
+  k.connectionStatusChanged.connect((_, s) => window.__seen.push([(performance.now() - t0) / 1e3 | 0, s]));
+  k.anyMessage.connect((_, a) => { const t = a.msg.header.msg_type; if (t === 'comm_open' || t.startsWith('comm_info'))
+    window.__seen.push([(performance.now() - t0) / 1e3 | 0, t, (a.msg.content.comm_id || '').slice(0, 6)]); }); }"""
+
 PLOT = """(title) => { const gd = [...document.querySelectorAll('.js-plotly-plot')].find(
     g => g.layout && g.layout.title && (g.layout.title.text || g.layout.title) === title);
   if (!gd || !gd.data || !gd.data[0] || !gd.data[0].x) return null;
   const x = Array.from(gd.data[0].x).filter(v => v !== null && isFinite(v));
   return [x.length, x.length ? Math.max(...x) : null]; }"""
+
+PLOTS = """() => [...document.querySelectorAll('.js-plotly-plot')].map(g => [g.layout && g.layout.title ?
+  (g.layout.title.text || g.layout.title) : null, g.data ? g.data.length : null])"""
+
+KERNEL_SAYS = """async (code) => { const k = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+  const f = k.requestExecute({code, silent: false, store_history: false}), out = [];
+  f.onIOPub = m => { const c = m.content; if (c.text) out.push(c.text); if (c.ename) out.push(`${c.ename}: ${c.evalue}`); };
+  await Promise.race([f.done, new Promise(r => setTimeout(r, 20000))]); return out.join(""); }"""
+# what the kernel's dashboard holds: per panel its traces, the title and traces a new view draws, the views it has
+DASH_STATE = ("print(dash.error, dash.draws, len(dash.rows), [(n, len(f.data), (f._widget_layout.get('title') or {}).get('text'), "
+              "len(f._widget_data), f._view_count) for n, f in dash.figures.items()], len(dash.plots.children))")
+SEEN = "() => window.__seen"
+
+
+def _ask(page, js: str, *args):
+    "What the page answers, or why it did not (for a failure message: never raises)."
+    try: return page.evaluate(js, *args)
+    except Exception as e: return f"(no answer: {str(e)[:200]})"
 
 
 def _wait(what: str, fn, timeout: float, every: float = 0.5):
@@ -164,6 +211,13 @@ def _steer(page, lab: Lab, runs: Path, t0: float, timings: dict) -> dict:
     # "Run All" before the kernel is idle and connected runs nothing
     _wait("an idle, connected kernel", lambda: page.evaluate(KERNEL_STATE) == f"{KERNEL} idle connected", 120)
     timings["kernel_ready_s"] = time.monotonic() - t0
+    # ...nor before JupyterLab's widget manager has restored the kernel's widgets: the restore lists the kernel's comms
+    # and makes a second model for each one whose comm_open the page has not handled yet, whose views then draw a
+    # model no message reaches (empty plots while the status line moves). Seen with a Run All at once after opening
+    # a notebook on a loaded machine; usually done by the time the kernel is idle.
+    _wait("the widget manager's restore", lambda: page.evaluate(WIDGETS_RESTORED) is True, 120)
+    timings["restored_s"] = time.monotonic() - t0
+    page.evaluate(WATCH)
     page.evaluate(RUN_ALL_ABOVE_LAST)          # every cell but the last, which stops the job
 
     def first_points():
@@ -214,12 +268,17 @@ def test_slider_steers_a_ray_job_in_jupyterlab(tmp_path, child_env):
             browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
             try:
                 page = browser.new_page(viewport={"width": 1500, "height": 2400})   # tall: the whole dashboard in view
+                console = []                  # the page's errors and warnings, for a failure message
+                page.on("console", lambda m: console.append(f"{m.type}: {m.text[:300]}") if m.type in ("error", "warning") else None)
+                page.on("pageerror", lambda e: console.append(f"pageerror: {str(e)[:300]}"))
                 try:
                     got = _steer(page, lab, runs, t0, timings)
                 except Exception as e:
                     page.screenshot(path=str(ARTIFACTS / "dashboard-failure.png"))
-                    raise AssertionError(f"{e}\n{_state(page, runs)}\ntimings {timings}; screenshot "
-                                         f"{ARTIFACTS / 'dashboard-failure.png'}") from e
+                    raise AssertionError(f"{e}\n{_state(page, runs)}\nplots {_ask(page, PLOTS)}\n"
+                                         f"kernel's dashboard {_ask(page, KERNEL_SAYS, DASH_STATE)}\ntimings {timings}; "
+                                         f"screenshot {ARTIFACTS / 'dashboard-failure.png'}\nconsole {console[-20:]}\n"
+                                         f"page's models {_ask(page, JS_MODELS)}\nseen {_ask(page, SEEN)}") from e
             finally:
                 browser.close()
         seen = lab.processes()
