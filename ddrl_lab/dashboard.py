@@ -27,7 +27,7 @@ from .metrics import read_metrics
 from .report import PANELS, lag_columns, spread, style
 
 # %% auto 0
-__all__ = ['LOG_KNOBS', 'slider_bounds', 'knob_slider', 'Dashboard', 'criteria_strip']
+__all__ = ['LOG_KNOBS', 'HEAL_TRIES', 'slider_bounds', 'knob_slider', 'Dashboard', 'criteria_strip']
 
 # %% ../nbs/13_dashboard.ipynb 5
 LOG_KNOBS = ("lr",)   # knobs whose slider moves on a log10 scale
@@ -93,9 +93,10 @@ class Dashboard:
             K = getattr(metrics, "LAG_BINS", None)
             self._lag_cols = None if K is None else [f"lag_hist_{k}" for k in range(K)] + [f"lag_hist_{K}plus"]
         self.figures: dict = {}                   # panel name -> FigureWidget, for the panels that have data
-        # every panel's widget is made here, on the cell's thread (the polling thread only changes existing widgets)
         self._panels = {p.name: style(go.FigureWidget(), p, 1) for p in PANELS}
         self.status, self.criteria, self.message = W.HTML(), W.HTML(), W.HTML()
+        self.status._view_count = 0               # the page reports its views of the status line: a page shows the dashboard
+        self.heal_after_s, self._shown_at, self.heals = 20.0, {}, {}   # see `_heal`
         self.episode, self.episode_caption = W.Image(format="gif", layout=W.Layout(display="none")), W.HTML()
         self._episode_shown, self._recording = None, None
         self.specs = self.job.knob_specs() if self.job is not None else {}
@@ -250,6 +251,7 @@ def refresh(self: Dashboard) -> int:
         if self.job is not None: self._fetch()
         if len(self.rows) != self._drawn:
             self._draw(); self._drawn = len(self.rows); self.draws += 1
+        if self.job is not None: self._heal()
         if self.job is not None:
             if self.live(): self._sync_knobs()
             else:
@@ -292,6 +294,24 @@ def _draw(self: Dashboard) -> None:
     if list(self.plots.children) != shown: self.plots.children = shown
 
 # %% ../nbs/13_dashboard.ipynb 18
+HEAL_TRIES = 3   # new figures per panel at most
+
+@patch
+def _heal(self: Dashboard) -> None:
+    "Replace each panel the page shows a view of the dashboard but never drew, with a new FigureWidget."
+    if not self.status._view_count: return                # no page shows this dashboard
+    now, by_name = time.monotonic(), {p.name: p for p in PANELS}
+    for name, fig in list(self.figures.items()):
+        since = self._shown_at.setdefault(name, now)
+        if fig._view_count or now - since < self.heal_after_s or self.heals.get(name, 0) >= HEAL_TRIES: continue
+        new = style(go.FigureWidget(), by_name[name], len(fig.data))
+        new.add_traces([t.to_plotly_json() for t in fig.data])
+        self._panels[name], self.figures = new, {**self.figures, name: new}
+        self._shown_at[name], self.heals[name] = now, self.heals.get(name, 0) + 1
+        self.plots.children = [self.figures[p.name] for p in PANELS if p.name in self.figures]
+        fig.close()
+
+# %% ../nbs/13_dashboard.ipynb 20
 @patch
 def _show_episode(self: Dashboard) -> None:
     "Show the run's newest episode (episode.json / episode.gif) if it is not shown yet."
@@ -320,7 +340,7 @@ def record_episode(self: Dashboard, wait: bool = False) -> Optional[threading.Th
     if wait: self._recording.join()
     return self._recording
 
-# %% ../nbs/13_dashboard.ipynb 20
+# %% ../nbs/13_dashboard.ipynb 22
 def _fmt(v, spec: str = ",.0f") -> str:
     try: return "–" if v is None or not math.isfinite(float(v)) else format(float(v), spec)
     except (TypeError, ValueError): return "–"
@@ -336,7 +356,7 @@ def _status(self: Dashboard) -> None:
     self.status.value = " · ".join(parts)
     self.criteria.value = criteria_strip(self.config.criteria, last)
 
-# %% ../nbs/13_dashboard.ipynb 22
+# %% ../nbs/13_dashboard.ipynb 24
 def criteria_strip(criteria, row: dict) -> str:
     "HTML: one chip per criterion set in `criteria`, judged on `row` (red when broken, with the rows broken so far)."
     chips = []
@@ -348,7 +368,7 @@ def criteria_strip(criteria, row: dict) -> str:
                      f"{_fmt(value, '.3g')} ({side} {bound:g}){tail}</span>")
     return " &nbsp; ".join(chips)
 
-# %% ../nbs/13_dashboard.ipynb 25
+# %% ../nbs/13_dashboard.ipynb 27
 @patch
 def _poll(self: Dashboard) -> None:
     "Refresh every `refresh_s` until the job ends (then once more) or the dashboard is closed. Prints nothing."
