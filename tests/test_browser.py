@@ -164,7 +164,7 @@ KERNEL_SAYS = """async (code) => { const k = window.jupyterapp.shell.currentWidg
   await Promise.race([f.done, new Promise(r => setTimeout(r, 20000))]); return out.join(""); }"""
 # what the kernel's dashboard holds: per panel its traces, the title and traces a new view draws, the views it has
 DASH_STATE = ("print(dash.error, dash.draws, len(dash.rows), [(n, len(f.data), (f._widget_layout.get('title') or {}).get('text'), "
-              "len(f._widget_data), f._view_count) for n, f in dash.figures.items()], len(dash.plots.children))")
+              "len(f._widget_data), f._view_count) for n, f in dash.figures.items()], len(dash.plots.children), dash.heals)")
 SEEN = "() => window.__seen"
 
 
@@ -248,7 +248,8 @@ def _steer(page, lab: Lab, runs: Path, t0: float, timings: dict) -> dict:
     timings["more_points_s"] = time.monotonic() - t0
     dashboard = page.locator(".jp-OutputArea-output").filter(has=page.locator(".widget-slider"))
     dashboard.screenshot(path=str(ARTIFACTS / "dashboard.png"))
-    return dict(before=before, moved_to=moved_to, at_move=at_move, later=later, row=new[0])
+    heals = _ask(page, KERNEL_SAYS, "print(dash.heals)").strip()      # panels the dashboard had to give a new figure
+    return dict(before=before, moved_to=moved_to, at_move=at_move, later=later, row=new[0], heals=heals)
 
 
 @needs_chromium
@@ -295,7 +296,8 @@ def test_slider_steers_a_ray_job_in_jupyterlab(tmp_path, child_env):
     assert not [p for p in alive if _ray_process(p)], f"Ray processes left behind: {alive}"
     assert not alive, f"processes left behind: {alive}"
     print(f"{KNOB}: {got['before']} -> {got['moved_to']}; return-plot [points, last env_steps] at the move "
-          f"{got['at_move']}, later {got['later']}; first row with the new value: time_s {got['row']['time_s']}")
+          f"{got['at_move']}, later {got['later']}; first row with the new value: time_s {got['row']['time_s']}; "
+          f"panels given a new figure: {got['heals']}")
 
 
 def test_a_refused_knob_leaves_the_job_unchanged(tmp_path):
