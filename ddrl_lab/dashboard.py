@@ -298,7 +298,7 @@ HEAL_TRIES = 3   # new figures per panel at most
 
 @patch
 def _heal(self: Dashboard) -> None:
-    "Replace each panel the page shows a view of the dashboard but never drew, with a new FigureWidget."
+    "Give each panel the page never drew (while it does show the dashboard) a new FigureWidget."
     if not self.status._view_count: return                # no page shows this dashboard
     now, by_name = time.monotonic(), {p.name: p for p in PANELS}
     for name, fig in list(self.figures.items()):
