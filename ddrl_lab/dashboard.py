@@ -251,8 +251,8 @@ def refresh(self: Dashboard) -> int:
         if self.job is not None: self._fetch()
         if len(self.rows) != self._drawn:
             self._draw(); self._drawn = len(self.rows); self.draws += 1
-        if self.job is not None: self._heal()
         if self.job is not None:
+            self._heal()
             if self.live(): self._sync_knobs()
             else:
                 for w in self.controls: w.disabled = True

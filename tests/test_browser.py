@@ -120,20 +120,17 @@ RUN_ALL_ABOVE_LAST = """async () => { const app = window.jupyterapp, nb = app.sh
   nb.activeCellIndex = nb.widgets.length - 1; nb.deselectAll();
   await app.commands.execute('notebook:run-all-above'); return nb.widgets.length; }"""
 
-WIDGETS_RESTORED = """async () => { const nb = window.jupyterapp.shell.currentWidget.content;
+# the notebook's widget manager, found through the renderer factory that holds it (JS, as the start of an async body)
+MANAGER = """const nb = window.jupyterapp.shell.currentWidget.content;
   const mime = 'application/vnd.jupyter.widget-view+json', f = nb.rendermime.getFactory(mime);
   if (!f) return null;
   const r = f.createRenderer({mimeType: mime, sanitizer: nb.rendermime.sanitizer, resolver: null, linkHandler: null,
                               latexTypesetter: null});
-  const m = await r._manager.promise; r.dispose(); return m.restoredStatus; }"""
+  const mgr = await r._manager.promise; r.dispose();"""
+WIDGETS_RESTORED = "async () => { " + MANAGER + " return mgr.restoredStatus; }"
 
 # the page's side of each plotly model: traces and title in its state, views, comm live, _view_count, its update chain
-JS_MODELS = """async () => {
-  const nb = window.jupyterapp.shell.currentWidget.content;
-  let mgr = null;
-  for (const cell of nb.widgets) { const oa = cell.outputArea; if (!oa) continue;
-    for (const w of oa.widgets) { for (const ch of (w.widgets || [])) { if (ch._manager) mgr = await ch._manager.promise; } } }
-  if (!mgr) return 'no manager';
+JS_MODELS = "async () => { " + MANAGER + """
   const out = [];
   for (const [id, p] of Object.entries(mgr._models)) { const m = await p;
     if (m.get('_model_name') !== 'AnyModel') continue;
