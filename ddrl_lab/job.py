@@ -25,7 +25,6 @@ import pandas as pd
 from fastcore.basics import patch
 
 import ddrl_lab
-from .channel import Channel
 from .config import Config, ConfigError, config_hash, load_config, save_config
 from .envs import env_seeds
 from .pools import env_spaces
@@ -36,8 +35,9 @@ from .episodes import record_episode
 from .metrics import MetricsLog, RowBuilder, TensorBoardLog, json_safe, read_metrics
 from .report import write_report
 from .runtime import make_runtime
-from .topologies import (FAULT_NAMES, KNOB_KEYS, LOOPS, check_supported, checked_knobs, drill_problem, gpus_per_learner,
-                                 knob_spec, loop_for, parse_fault)
+from . import topologies
+from .steering import Steering
+from .topologies import LOOPS, check_supported, join_cluster, loop_for, parse_fault
 
 # %% auto 0
 __all__ = ['new_run_dir', 'Job']
@@ -56,7 +56,7 @@ def _now() -> str: return dt.datetime.now(dt.timezone.utc).isoformat(timespec="s
 
 
 # %% ../nbs/12_job.ipynb 7
-class Job:
+class Job(Steering):
     "A training run: run directory, components on a runtime, and the driver loop in a thread."
     def __init__(self, config, overrides=None, name: Optional[str] = None):
         self.config: Config = load_config(config, overrides)
@@ -83,8 +83,6 @@ class Job:
         self._finished = False
         self._episode_wanted, self._episode_ckpt = threading.Event(), None   # record_episode() on a running job
         self.meta: dict = {}
-
-    KNOB_KEYS, FAULTS = KNOB_KEYS, FAULT_NAMES   # live knob -> its config key (see `update`); the fault drills (`inject`)
 
     # What a job gives back, live or finished. (These stay in the class: `@patch` would rebind the module's own
     # `record_episode` and `diagnose`, which they call, to None.)
@@ -167,7 +165,7 @@ def start(self: Job) -> "Job":
     if self.status != "created": return self
     c = self.config
     if c.run.runtime == "ray" and c.run.ray_address is not None and c.topology.mode != "co-located":
-        self._join_cluster()                 # look at the cluster first: a job it cannot hold leaves no run directory
+        self.runtime = join_cluster(c, type(self.loop))   # look at the cluster first: a job it cannot hold leaves no run directory
     try: self.gpus_per_learner = self.learner_gpus()   # and at its GPUs: one the job cannot have leaves none either
     except ConfigError:
         if self.runtime is not None: self.runtime.shutdown(); self.runtime = None
@@ -214,36 +212,14 @@ def _stop_at_exit(ref) -> None:
 
 # %% ../nbs/12_job.ipynb 13
 @patch
-def _join_cluster(self: Job) -> None:
-    """Join the cluster at `run.ray_address` and refuse (`ConfigError`, nothing spawned) a job whose actors ask for
-    more CPUs than it has free: Ray would otherwise wait for them without a word."""
-    c = self.config
-    self.runtime = make_runtime("ray", c.run.ray_address)
-    need, W = self.cpus_needed(), c.topology.num_workers
-    try: self.runtime.check_cpus(need, f"{W} env worker{'s' * (W != 1)} at 1 each and {need - W:g} for the learner side")
-    except ConfigError:
-        self.runtime.shutdown(); self.runtime = None; raise
-
-@patch
 def learner_gpus(self: Job) -> int:
-    "GPUs each computing learner-side actor asks Ray for (see `topologies.gpus_per_learner`; refused with a `ConfigError`)."
-    c = self.config
-    if c.run.runtime != "ray" or c.topology.mode == "co-located" or c.topology.device == "cpu": return 0
-    return gpus_per_learner(c, self.loop.gpu_learners(c), self._cluster_gpus())
-
-@patch
-def _cluster_gpus(self: Job) -> float:
-    "GPUs of the cluster this job runs on: the one it joined, the one already started in this process, or the local one it will start."
-    if self.runtime is not None: return self.runtime.gpus()
-    import ray
-    if ray.is_initialized(): return float(ray.cluster_resources().get("GPU", 0.0))
-    import torch
-    return float(torch.cuda.device_count())          # what Ray detects when it starts a local cluster here
+    "GPUs each computing learner-side actor asks Ray for (`topologies.learner_gpus`; refused with a `ConfigError`)."
+    return topologies.learner_gpus(self.config, self.runtime, type(self.loop))
 
 @patch
 def cpus_needed(self: Job) -> float:
     "Logical CPUs this job's actors ask Ray for (a local cluster is started with at least this many)."
-    return self.config.topology.num_workers + self.loop.learner_cpus(self.config)
+    return topologies.cpus_needed(self.config, type(self.loop))
 
 # %% ../nbs/12_job.ipynb 15
 @patch
@@ -395,63 +371,3 @@ def _checkpoint(self: Job) -> Optional[Path]:
         self.books["checkpoint_failures"] += 1
         self.meta["last_checkpoint_error"] = str(e)
         return None
-
-# %% ../nbs/12_job.ipynb 21
-@patch
-def knob_specs(self: Job) -> dict:
-    "Each live knob: its config key, type, allowed range (from the config's validation) and current value."
-    return {name: knob_spec(self.config, name, value) for name, value in self.knobs.items()}
-
-@patch
-def update(self: Job, **knobs) -> None:
-    """Change live knobs of the running job. Values are checked exactly as the config checks them (types,
-    ranges, consistency such as low < high watermark); a bad name or value raises here and changes nothing."""
-    with self._knob_lock: self.live_config, knobs = checked_knobs(self.live_config, knobs, list(self.knobs), len(self.shards))
-    marks = {k: knobs[k] for k in Channel.KNOBS if k in knobs}
-    if marks: self.channel.set_knobs(**marks)       # validated and applied at once (thread-safe)
-    self.knobs.update(marks)
-    self._knob_queue.put({k: v for k, v in knobs.items() if k not in marks})
-
-@patch
-def apply_knobs(self: Job) -> None:
-    "Fire the drills that are due and apply the knob changes queued by `update` (from the loop's thread)."
-    c = self.config
-    while self._schedule and self._rows.env_steps >= self._schedule[0][0]:     # scheduled drills that are due
-        at, fault, worker, seconds = self._schedule.pop(0)
-        fired = dict(fault=fault, worker=worker, at_env_steps=self._rows.env_steps)
-        try: self.inject(fault, worker=worker, seconds=seconds)
-        except ValueError as e:          # its target went away meanwhile (workers removed live): recorded, not fatal
-            self.meta.setdefault("faults_refused", []).append({**fired, "reason": str(e)}); continue
-        self.meta.setdefault("faults_fired", []).append(fired)
-    changed = {}
-    while not self._knob_queue.empty(): changed.update(self._knob_queue.get_nowait())
-    self.loop.apply(changed, self.learner_cls.KNOBS)       # the learner's knobs to its learners, the loop's to its parts
-    if "num_workers" in changed:                 # workers added or removed: a new one has its own env seeds
-        n = int(changed["num_workers"]); self.loop.resize(n)
-        self.meta.setdefault("seeds", {}).setdefault("env", {}).update({w: env_seeds(c.env, w, c.run.seed) for w in range(n)})
-    self.knobs.update(changed)
-
-# %% ../nbs/12_job.ipynb 23
-@patch
-def inject(self: Job, fault: str, worker: int = 0, seconds: float = 0.05) -> None:
-    """Fault drills.
-    - `poison`: worker `worker` emits NaN rewards from now on (its segments are rejected at the source);
-    - `kill_worker`: its process dies; the runtime restarts it, it pulls the latest weights and goes on;
-    - `slow_worker`: it becomes a straggler, `seconds` slower per segment (per step under central inference);
-    - `kill_replay_shard`: replay shard `worker` (an index in 0..replay.shards-1) dies; the runtime restarts it from its last snapshot (taken with
-      every checkpoint) and the transitions it lost since are counted (`replay_lost_transitions`);
-    - `kill_learner`: the learner dies; the runtime restarts it and it continues from its run's newest
-      checkpoint (fresh weights if there is none yet), numbering versions above the last one seen;
-    - `delay`: the learner takes `seconds` longer per update;
-    - `disk_full`: for `seconds`, nothing can be written to the run directory (rows wait, checkpoints retry).
-    Restarts, lost segments and failed writes are counted in the books and the metrics. An index that names no
-    worker, shard or learner of this job is refused with a `ValueError` naming the range (as `run.faults`
-    entries are, by `check_supported`, before anything starts)."""
-    if fault not in self.FAULTS:
-        raise ValueError(f"fault {fault!r} is not available yet: this version has {', '.join(self.FAULTS)}")
-    if self.status != "running" or self.runtime is None:
-        raise ValueError(f"fault {fault!r}: drills hit a running job, and this one is {self.status}")
-    p = drill_problem(fault, worker, len(self.runners), len(self.shards), max(1, len(self.learners)))
-    if p: raise ValueError(p)
-    if fault == "disk_full": self._disk_full_until = time.monotonic() + seconds
-    else: self.loop.strike(fault, worker, seconds)

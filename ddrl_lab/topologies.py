@@ -13,15 +13,16 @@ from .config import ChannelConfig, Config, ConfigError, load_config
 from .loops.barrier import BarrierLoop
 from .loops.central import CentralLoop
 from .loops.channel import ChannelLoop
-from .loops.plane import HybridLoop, PipelinedLoop, PlaneSyncLoop
+from .loops.plane import HybridLoop, PipelinedLoop, PlaneSyncLoop, is_plane
 from .loops.replay import ReplayLoop
 from .models import space_problems
 from .pools import env_problems, env_spaces
+from .runtime import make_runtime
 
 # %% auto 0
 __all__ = ['LOOPS', 'IMPLEMENTED', 'FAULT_NAMES', 'DRILL_TARGETS', 'CHANNEL_KEYS', 'KNOB_KEYS', 'loop_for', 'parse_fault',
-           'drill_problem', 'unused_channel_settings', 'check_supported', 'knob_spec', 'checked_knobs',
-           'gpus_per_learner']
+           'drill_problem', 'in_group', 'unused_channel_settings', 'check_supported', 'knob_spec', 'checked_knobs',
+           'gpus_per_learner', 'cpus_needed', 'cluster_gpus', 'learner_gpus', 'join_cluster']
 
 # %% ../nbs/11g_topologies.ipynb 5
 LOOPS: list = [CentralLoop, PlaneSyncLoop, HybridLoop, PipelinedLoop, ReplayLoop, ChannelLoop, BarrierLoop]   # first match wins
@@ -52,8 +53,9 @@ def parse_fault(spec: str, index: int = 0) -> tuple[int, str, int, float]:
 DRILL_TARGETS = {"poison": "worker", "kill_worker": "worker", "slow_worker": "worker", "kill_replay_shard": "shard",
                  "kill_learner": "learner", "delay": "learner", "disk_full": None}
 
-def drill_problem(fault: str, index: int, workers: int, shards: int, learners: int) -> Optional[str]:
-    "Why drill `fault` cannot hit `index` in a job of `workers` workers, `shards` replay shards and `learners` learners (None: it can)."
+def drill_problem(fault: str, index: int, workers: int, shards: int, learners: int, group: bool = False) -> Optional[str]:
+    """Why drill `fault` cannot hit `index` in a job of `workers` workers, `shards` replay shards and `learners` learners
+    (None: it can). `kill_learner` hits any member of an all-reduce `group`; other learners only at index 0."""
     kind = DRILL_TARGETS[fault]
     if kind is None:
         return None if index == 0 else f"{fault} hits the run directory, not a component: leave the index 0 (got {index})."
@@ -61,10 +63,14 @@ def drill_problem(fault: str, index: int, workers: int, shards: int, learners: i
     if kind == "shard" and n == 0: return f"{fault}: this job has no replay shards (replay.kind = 'none')."
     if not 0 <= index < n:
         return f"{fault} on {kind} {index}: this job has {n} {kind}{'s' * (n != 1)}, expected {'0' if n == 1 else f'an index in 0..{n - 1}'}."
-    if kind == "learner" and index:
-        return (f"{fault} on learner {index}: this version drills learner 0 only (the one that serves the weights); "
-                f"expected 0.")
+    if kind == "learner" and index and not (group and fault == "kill_learner"):
+        return (f"{fault} on learner {index}: this version drills learner 0 only (the one that serves the weights; "
+                f"kill_learner also hits the members of an all-reduce group); expected 0.")
     return None
+
+def in_group(cfg: Config) -> bool:
+    "Whether the learners of `cfg` form one all-reduce group (`allreduce` or `hybrid` on the parameter plane)."
+    return is_plane(cfg) and cfg.sync.aggregation in ("allreduce", "hybrid")
 
 CHANNEL_KEYS = ("capacity", "max_mb", "high_watermark", "low_watermark")   # what only the channel loop reads (codec: every loop)
 
@@ -93,7 +99,7 @@ def check_supported(cfg: Config) -> None:
     for i, spec in enumerate(cfg.run.faults):
         try: _, fault, index, _ = parse_fault(spec, i)
         except ConfigError as e: problems += e.problems; continue
-        p = drill_problem(fault, index, cfg.topology.num_workers, shards, cfg.topology.num_learners)
+        p = drill_problem(fault, index, cfg.topology.num_workers, shards, cfg.topology.num_learners, in_group(cfg))
         if p: problems.append(f"run.faults[{i}] = {spec!r}: {p}")
     if cfg.topology.mode == "co-located" and cfg.algo.name != "dqn" and (cfg.sync.mode != "sync" or cfg.replay.kind != "none"):
         problems.append(f"topology.mode = 'co-located' samples then trains in one process (zero policy lag): it runs "
@@ -133,6 +139,7 @@ def checked_knobs(live: Config, knobs: dict, names: list, shards: int) -> tuple[
     cfg = load_config(live, {KNOB_KEYS[k]: v for k, v in knobs.items()})          # raises ConfigError
     return cfg, {k: getattr(getattr(cfg, KNOB_KEYS[k].partition(".")[0]), KNOB_KEYS[k].partition(".")[2]) for k in knobs}
 
+# %% ../nbs/11g_topologies.ipynb 11
 def gpus_per_learner(cfg: Config, need: int, have: float) -> int:
     """GPUs each learner-side actor that computes (the learner, each of `topology.num_learners`, the central-inference
     learner; not a parameter server) asks Ray for, when `need` of them run on a cluster with `have` GPUs: 1 when
@@ -143,3 +150,30 @@ def gpus_per_learner(cfg: Config, need: int, have: float) -> int:
     raise ConfigError([f"topology.device = 'cuda': this job's learners ask Ray for {need} GPU{'s' * (need != 1)} (one per learner"
                        f"{f', topology.num_learners = {need}' if need > 1 else ''}), but the cluster has {have:g}: set "
                        f"topology.device=cpu or auto, use fewer topology.num_learners, or add GPU nodes."])
+
+def cpus_needed(cfg: Config, loop: Optional[type] = None) -> float:
+    "Logical CPUs the actors of a job of `cfg` ask Ray for: one per env worker, and what its loop's learner side declares."
+    return cfg.topology.num_workers + (loop or loop_for(cfg)).learner_cpus(cfg)
+
+def cluster_gpus(runtime=None) -> float:
+    "GPUs of the cluster a job runs on: the one it joined (`runtime`), the one already started in this process, or the local one it will start."
+    if runtime is not None: return runtime.gpus()
+    import ray
+    if ray.is_initialized(): return float(ray.cluster_resources().get("GPU", 0.0))
+    import torch
+    return float(torch.cuda.device_count())          # what Ray detects when it starts a local cluster here
+
+def learner_gpus(cfg: Config, runtime=None, loop: Optional[type] = None) -> int:
+    "GPUs each computing learner-side actor of a job of `cfg` asks Ray for (0 off Ray, co-located or on the CPU; see `gpus_per_learner`)."
+    if cfg.run.runtime != "ray" or cfg.topology.mode == "co-located" or cfg.topology.device == "cpu": return 0
+    return gpus_per_learner(cfg, (loop or loop_for(cfg)).gpu_learners(cfg), cluster_gpus(runtime))
+
+def join_cluster(cfg: Config, loop: Optional[type] = None):
+    """The runtime of the cluster at `run.ray_address`; a job whose actors ask for more CPUs than it has free is
+    refused (`ConfigError`, the connection closed, nothing spawned): Ray would otherwise wait for them without a word."""
+    runtime = make_runtime("ray", cfg.run.ray_address)
+    need, W = cpus_needed(cfg, loop), cfg.topology.num_workers
+    try: runtime.check_cpus(need, f"{W} env worker{'s' * (W != 1)} at 1 each and {need - W:g} for the learner side")
+    except ConfigError:
+        runtime.shutdown(); raise
+    return runtime

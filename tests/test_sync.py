@@ -117,3 +117,23 @@ def test_preemption_lets_a_sync_round_go_on_without_a_straggler(tmp_path, ray_cl
     assert b["preempted_rounds"] > 0 and df.version_lag_max.max() >= 1          # the straggler's segments arrived late
     assert job.produced_by_worker[1] < job.produced_by_worker[0]                # and it did not set the pace
     assert b["produced"] == b["trained"] + b["rejected"] + b["dropped_stale"] + b["dropped_stop"] + b["lost_with_learner"], dict(b)
+
+
+@pytest.mark.parametrize("mode", ["sync-allreduce", "async-hybrid"])
+def test_a_learner_group_that_loses_a_member_is_rebuilt_and_still_reaches_its_target(mode, tmp_path, ray_cluster):
+    """Member 1 of the all-reduce group dies mid-run: the group is built again from the newest checkpoint, every
+    member from the same state, versions stay monotonic, the books count the lost round, and the run still solves."""
+    job = Job("cartpole-impala", {**MODES[mode], "topology.num_learners": 2, "topology.num_workers": 2, "run.checkpoint_every": 5,
+                                  "run.total_env_steps": 300_000, "run.target_return": 475, "run.log_interval_s": 0.2,
+                                  "run.out": str(tmp_path)}).start()
+    while job.status == "running" and (len(job.metrics()) < 3 or job.metrics().learner_updates.iloc[-1] < 10): time.sleep(0.05)
+    job.inject("kill_learner", worker=1)
+    job.wait()
+    df, b, meta = job.metrics(), job.books, json.loads((job.run_dir / "meta.json").read_text())
+    assert job.status == "finished" and df.episode_return_mean.iloc[-1] >= 475, (mode, df.episode_return_mean.max(), dict(b))
+    assert b["learner_group_rebuilds"] == 1 and df.learner_group_rebuilds.iloc[-1] == 1, dict(b)
+    rebuild = meta["learner_group_rebuilds"][0]
+    assert rebuild["restored_from"] is not None and rebuild["version_floor"] > 0, rebuild
+    assert df.policy_version.is_monotonic_increasing
+    assert b["lost_with_learner"] > 0
+    assert b["produced"] == b["trained"] + b["rejected"] + b["dropped_stale"] + b["dropped_stop"] + b["lost_with_learner"], dict(b)

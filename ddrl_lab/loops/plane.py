@@ -12,6 +12,7 @@ import numpy as np
 
 from ..config import Config
 from .base import Loop, mean_or_nan
+from ..learner import newest_checkpoint
 from ..runtime import ActorDied
 from ..sync import ParameterServer, SoftWindow
 
@@ -72,14 +73,9 @@ class PlaneLoop(Loop):
 
     def spawn(self, spaces, checkpoint_dir, force, gpus) -> None:
         c, rt = self.config, self.rt
+        self.spawned = (spaces, checkpoint_dir, force, gpus)      # (a group that heals is spawned again from these)
         if c.sync.aggregation in ("allreduce", "hybrid"):       # L learners in one all-reduce group
-            self.learners = [rt.spawn(self.job.learner_cls, c, *spaces, checkpoint_dir=checkpoint_dir if l == 0 else None,
-                                      force_checkpoint=force, num_gpus=gpus) for l in range(c.topology.num_learners)]
-            if len(self.learners) > 1:                          # (one CPU each: they compute in lockstep)
-                addr = rt.get(rt.call(self.learners[0], "address"))
-                rt.get([rt.call(lr, "join_group", addr, l, len(self.learners)) for l, lr in enumerate(self.learners)])
-                sd = rt.call(self.learners[0], "state_dict")    # one starting point: learner 0 may have resumed
-                rt.get([rt.call(lr, "load_state_dict", sd) for lr in self.learners[1:]])   # (optimizer too)
+            self.learners = self.group(*self.spawned)
             self.learner = self.learners[0]                       # allreduce: learner 0 serves the weights
             if c.sync.aggregation == "hybrid":                    # hybrid: a parameter server serves what learner 0 publishes
                 self.learner = rt.spawn(ParameterServer, c, *spaces, num_cpus=0, restartable=True)
@@ -90,6 +86,48 @@ class PlaneLoop(Loop):
             self.learners = [rt.spawn(self.job.learner_cls, c, *spaces, restartable=True, num_cpus=0.5, num_gpus=gpus)
                              for _ in range(c.topology.num_learners)]
         self.spawn_runners()
+
+    def group(self, spaces, checkpoint_dir, force, gpus, version_floor=None) -> list:
+        """`topology.num_learners` learners in one all-reduce group (one CPU each: they compute in lockstep), every one
+        from learner 0's state: the run's newest checkpoint, if it has one. With `version_floor` (a group built again)
+        every member numbers its versions from there on, so versions stay monotonic."""
+        c, rt = self.config, self.rt
+        group = [rt.spawn(self.job.learner_cls, c, *spaces, checkpoint_dir=checkpoint_dir if l == 0 else None,
+                          force_checkpoint=force, num_gpus=gpus) for l in range(c.topology.num_learners)]
+        if len(group) > 1:
+            addr = rt.get(rt.call(group[0], "address"))
+            rt.get([rt.call(lr, "join_group", addr, l, len(group)) for l, lr in enumerate(group)])
+        if len(group) > 1 or version_floor is not None:        # one starting point (optimizer too)
+            sd = rt.call(group[0], "state_dict")
+            rt.get([rt.call(lr, "load_state_dict", sd, version_floor) for lr in group[version_floor is None:]])
+        return group
+
+    def failed(self, ref) -> bool:
+        "Whether the finished call `ref` failed because its learner died."
+        try: self.rt.get(ref); return False
+        except ActorDied: return True
+
+    def heal(self) -> None:
+        """A learner of the all-reduce group died. The others would wait for it in the collective without end, so the
+        whole group goes and is built again (`group`), every member from the run's newest checkpoint (fresh weights if
+        there is none yet), numbering versions above the last one the rows saw; the live knobs go to the new members,
+        and hybrid's server gets their weights. The caller counts the round's segments as `lost_with_learner`."""
+        rt, led = self.rt, self.ledger
+        for lr in self.learners: rt.kill(lr)
+        self.learners = self.group(*self.spawned, version_floor=led.rows.version)
+        if self.config.sync.aggregation == "allreduce": self.learner = self.learners[0]
+        knobs = {k: v for k, v in self.knobs.items() if k in self.job.learner_cls.KNOBS}
+        if knobs: rt.get([rt.call(lr, "set_knobs", **knobs) for lr in self.learners])
+        if self.config.sync.aggregation == "hybrid": self.publish()
+        led.books["learner_group_rebuilds"] += 1
+        ckpt = newest_checkpoint(self.spawned[1])
+        self.job.meta.setdefault("learner_group_rebuilds", []).append(
+            dict(env_steps=led.rows.env_steps, version_floor=led.rows.version, restored_from=ckpt.name if ckpt else None))
+
+    def strike(self, fault: str, index: int, seconds: float) -> None:
+        "`kill_learner` on index `i` > 0 kills member `i` of the all-reduce group (index 0: the learner that serves the weights)."
+        if fault == "kill_learner" and index > 0: self.rt.crash(self.learners[index])
+        else: super().strike(fault, index, seconds)
 
     def state_actor(self):
         "Hybrid: the server holds weights only, learner 0 the rest."
@@ -132,7 +170,8 @@ class PlaneLoop(Loop):
         p, self.stats, b = self.stats, {}, self.ledger.books
         return dict(sync_rtt_ms=mean_or_nan(p.get("rtt"), 1e3), barrier_wait_ms=mean_or_nan(p.get("barrier"), 1e3),
                     grad_lag_mean=mean_or_nan(p.get("lags")), grad_lag_max=int(max(p.get("lags") or [0])),
-                    downweighted_stale=b["downweighted_stale"], late_pushes=b["late_pushes"], num_learners=len(self.learners))
+                    downweighted_stale=b["downweighted_stale"], late_pushes=b["late_pushes"], num_learners=len(self.learners),
+                    learner_group_rebuilds=b["learner_group_rebuilds"])
 
     def finish_meta(self) -> dict:
         return dict(gradient_lags={d: {str(k): v for k, v in sorted(c.items())} for d, c in self.grad_lags.items()})
@@ -166,9 +205,13 @@ class PlaneSyncLoop(PlaneLoop):
             t0 = time.monotonic()
             refs = [rt.call(lr, "update", *segments[l::L]) if allreduce else rt.call(lr, "gradients", weights, *segments[l::L])
                     for l, lr in enumerate(self.learners)]
-            done_at, waiting = [], list(refs)
-            while waiting:                                     # the barrier: when did each learner finish?
-                for r in rt.ready(waiting, timeout=0.05): waiting.remove(r); done_at.append(time.monotonic())
+            done_at, waiting, died = [], list(refs), False
+            while waiting and not died:                        # the barrier: when did each learner finish?
+                for r in rt.ready(waiting, timeout=0.05):
+                    waiting.remove(r); done_at.append(time.monotonic())
+                    died = died or (allreduce and self.failed(r))   # a member of the group died: the rest wait for it
+            if died:
+                led.books["lost_with_learner"] += len(segments); self.heal(); continue
             try:
                 infos = rt.get(refs)
                 server = None if hybrid else infos[0] if allreduce else rt.get(rt.call(self.learner, "apply_round", *refs))
@@ -277,10 +320,12 @@ class HybridLoop(PlaneLoop):
                     lags = [version - v for v, _ in segs]
                     round_refs = [rt.call(lr, "update", *[s for _, s in segs[l::L]]) for l, lr in enumerate(self.learners)]
                     t0 = time.monotonic()
-            if round_refs is not None and len(rt.ready(round_refs, timeout=0.002)) == L:
+            finished = rt.ready(round_refs, timeout=0.002) if round_refs is not None else []
+            if any(self.failed(r) for r in finished):          # a member of the group died: the rest wait for it
+                led.books["lost_with_learner"] += per * L; round_refs = None; self.heal(); continue
+            if round_refs is not None and len(finished) == L:
                 refs, round_refs = round_refs, None
-                try: infos = rt.get(refs)
-                except ActorDied: led.books["lost_with_learner"] += per * L; continue
+                infos = rt.get(refs)
                 server = self.publish()
                 self.note(rtt_s=[time.monotonic() - t0], grad_lags=lags)
                 weights, version = rt.call(self.learner, "get_weights"), server["policy_version"]
@@ -289,7 +334,9 @@ class HybridLoop(PlaneLoop):
                 if job.trained(info): break
         # wind down: the round in flight finishes and is counted; queued and in-flight segments are dropped at the stop
         if round_refs is not None:
-            try: job.trained(self.merge(rt.get(round_refs), self.publish()), final=True)
-            except ActorDied: led.books["lost_with_learner"] += per * L
+            finished = rt.ready(round_refs, timeout=10.0)
+            if len(finished) == L and not any(self.failed(r) for r in finished):
+                job.trained(self.merge(rt.get(round_refs), self.publish()), final=True)
+            else: led.books["lost_with_learner"] += per * L
         led.books["dropped_stale"] += len(stale)
         led.books["dropped_stop"] += len(ready) + self.unapplied_at_stop(pending)
