@@ -1,7 +1,7 @@
 # The two commands of the README, and the steps they stand on.
 #   make demo  - set up .venv if needed, then train PPO on CartPole with 2 Ray workers through the
 #                papermill quickstart; ends with a run directory and its report.html
-#   make test  - set up .venv if needed, then run the whole test suite
+#   make test  - set up .venv if needed, then run the whole test suite (make test-learning: the long learning runs it leaves out)
 #   make bench - the benchmarks of the README's table (BENCH="pong sync" or BENCH=all for others)
 #   make docs  - the static docs site in site/ (notebooks executed, API reference); open site/index.html
 # Dependencies and their pins live in settings.ini (read by setup.py); this file only installs
@@ -13,7 +13,7 @@ TORCH_SPEC ?= torch==2.13.0
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test docs export readme bench bench-envs clean-runs
+.PHONY: install demo test test-learning docs export readme bench bench-envs clean-runs
 
 install: $(STAMP)
 
@@ -33,6 +33,10 @@ demo: install
 
 test: install
 	$(BIN)/python -m pytest -q tests
+
+# The long learning runs CI leaves out (tests marked `learning`: more seeds of what `make test` checks on one).
+test-learning: install
+	$(BIN)/python -m pytest -q tests --learning -m learning
 
 # The docs site (docs/build.py, docs/mkdocs.yml): executes every notebook of nbs/ and nbs/experiments/ into
 # build/docs/ (cached by content: the next run executes only the notebooks that changed), adds an API

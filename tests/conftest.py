@@ -14,6 +14,23 @@ signal.signal(signal.SIGINT, signal.default_int_handler)
 BIN = Path(sys.executable).parent
 
 
+def pytest_addoption(parser):
+    parser.addoption("--learning", action="store_true",
+                     help="also run the long learning runs (marked `learning`: more seeds of what CI checks on one)")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "learning: a long learning run beyond CI's (more seeds); run with --learning")
+
+
+def pytest_collection_modifyitems(config, items):
+    "Long learning runs belong in benchmarks, not in CI: tests marked `learning` run only with --learning (`make test-learning`)."
+    if config.getoption("--learning"): return
+    skip = pytest.mark.skip(reason="a long learning run: run it with --learning (make test-learning)")
+    for item in items:
+        if "learning" in item.keywords: item.add_marker(skip)
+
+
 @pytest.fixture(scope="session")
 def ray_cluster():
     "One real local Ray cluster shared by every test that needs Ray; Job runtimes join it."

@@ -37,10 +37,12 @@ def test_learns_cartpole_on_ray_with_two_workers(preset, tmp_path, ray_cluster):
         assert df.inference_latency_p50_ms.notna().any() and (df.inference_batch_fill > 0).all()
 
 
+@pytest.mark.learning
 @pytest.mark.parametrize("preset", ["cartpole-ppo", "cartpole-impala", "cartpole-dqn"])
 @pytest.mark.parametrize("seed", [1, 2])
 def test_learns_on_other_seeds(preset, seed, tmp_path, ray_cluster):
-    "The slow part: two more seeds for every algorithm."
+    """The slow part: two more seeds for every algorithm (about 3 minutes here). Not in CI's run: `make test-learning`
+    runs it, and `ddrl-lab bench solve` times the same Ray runs over seeds 0-2."""
     _solve(preset, seed, tmp_path)
 
 
