@@ -205,6 +205,9 @@ def _spawn(self: Job) -> None:
                                     num_cpus=math.ceil(self.cpus_needed()))
     self.loop.spawn(env_spaces(c.env), str(self.run_dir / "checkpoints"), bool(self._resume and self._resume["force"]),
                     self.gpus_per_learner)
+    if c.run.ray_address is not None and self.runtime.name == "ray":    # a joined cluster: where the parts run, which code
+        self.meta["placement"] = dict(workers=self.runtime.placement(self.runners),
+                                      learners=self.runtime.placement(self.loop.learners or [self.learner]))
 
 def _stop_at_exit(ref) -> None:
     job = ref()

@@ -6,13 +6,14 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Optional
 
 from .config import ConfigError
 
 # %% auto 0
-__all__ = ['LOOPBACK_ONLY_ENV', 'TASK_EVENTS_KEPT', 'ActorDied', 'Done', 'Local', 'SerialRuntime', 'init_local_ray', 'RayRuntime',
-           'make_runtime']
+__all__ = ['LOOPBACK_ONLY_ENV', 'TASK_EVENTS_KEPT', 'ActorDied', 'Done', 'Local', 'SerialRuntime', 'init_local_ray', 'code_env',
+           'RayRuntime', 'make_runtime']
 
 # %% ../nbs/11_runtime.ipynb 4
 class ActorDied(RuntimeError):
@@ -84,6 +85,18 @@ def init_local_ray(**kwargs):
 
 
 # %% ../nbs/11_runtime.ipynb 9
+def code_env() -> dict:
+    """Ray's runtime environment for a job that joins a cluster: this process's `ddrl_lab` package goes to the cluster
+    (`py_modules`) and every worker imports it from there, so a node without the same checkout runs the same version.
+    (Its dependencies, torch and the rest, must be installed on every node.)"""
+    import ddrl_lab
+    return {"py_modules": [str(Path(ddrl_lab.__file__).parent)], "excludes": ["__pycache__", "*.pyc"]}
+
+def _whereabouts(_actor) -> dict:
+    "Run inside an actor (`__ray_call__`): its node and the `ddrl_lab` it imported."
+    import ray, ddrl_lab
+    return dict(node_id=ray.get_runtime_context().get_node_id(), code=str(Path(ddrl_lab.__file__).parent))
+
 TASK_EVENTS_KEPT = 2000   # tasks whose events the GCS of a cluster started here keeps (Ray's default: 100,000)
 
 class RayRuntime:
@@ -102,9 +115,13 @@ class RayRuntime:
                 init_local_ray(num_cpus=max(num_cpus or 0, os.cpu_count() or 1), include_dashboard=True,
                                log_to_driver=False, configure_logging=False)      # every server on 127.0.0.1
             else:
-                try: ray.init(address=address, log_to_driver=False)
+                try: ray.init(address=address, log_to_driver=False, runtime_env=code_env())
                 except ConnectionError as e: raise ConfigError([_no_cluster(address, e)]) from None
             self.owns_cluster = True
+
+    def placement(self, actors: list) -> list[dict]:
+        "Where each of `actors` runs: its node's id, and the folder its `ddrl_lab` was imported from."
+        return self.get([a.__ray_call__.remote(_whereabouts) for a in actors], timeout=30)
 
     def check_cpus(self, cpus: float, what: str) -> None:
         "Refuse (`ConfigError`) actors that ask for more CPUs than the cluster has free: Ray would wait for them without end."

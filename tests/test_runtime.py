@@ -1,5 +1,6 @@
 """The same preset on the serial and the Ray runtime: both learn, identically, and stop cleanly."""
 import _thread
+import contextlib
 import json
 import threading
 import time
@@ -189,10 +190,11 @@ def test_the_local_cluster_of_a_job_listens_on_loopback_only(tmp_path):
     assert p.returncode == 130
 
 
-def test_an_existing_cluster_too_small_or_unauthenticated_is_refused_at_once(tmp_path):
-    """A cluster started with `ray start --head` (2 CPUs, token authentication on, as Ray 2.60 starts it): a job
-    whose actors ask for 4 CPUs is refused before anything is spawned (exit 2, both numbers named, no run directory)
-    instead of waiting forever; without RAY_AUTH_MODE=token the refusal says to set it. The cluster stays up."""
+@contextlib.contextmanager
+def _ray_start(*node_args):
+    """A cluster started with `ray start` on this machine, one node per entry of `node_args` (the first the head, each
+    entry its extra flags), with token authentication on, as Ray 2.60 starts it. Yields the head's port, the environment
+    without this session's RAY_ variables and the `ray start` processes; stops everything they started."""
     import os
     import signal
     import socket
@@ -202,20 +204,47 @@ def test_an_existing_cluster_too_small_or_unauthenticated_is_refused_at_once(tmp
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
-    head = subprocess.Popen([str(BIN / "ray"), "start", "--head", "--block", f"--port={port}", "--num-cpus=2",
-                             "--include-dashboard=false", "--disable-usage-stats"], env=env, start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    common = ["--block", "--disable-usage-stats"]
+    procs = [subprocess.Popen([str(BIN / "ray"), "start", "--head", f"--port={port}", "--include-dashboard=false", *common,
+                               *node_args[0]], env=env,
+                              start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
     family = []
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:               # up once its GCS listens on the port
-            family = [psutil.Process(head.pid)] + psutil.Process(head.pid).children(recursive=True)
+            family = [psutil.Process(procs[0].pid)] + psutil.Process(procs[0].pid).children(recursive=True)
             if any(c.laddr.port == port and c.status == psutil.CONN_LISTEN for q in family if q.name() == "gcs_server"
                    for c in q.net_connections(kind="tcp")):
                 break
             time.sleep(0.5)
         else: raise AssertionError("the head node did not come up")
+        for args in node_args[1:]:                       # the other nodes join it (they need the token too)
+            procs.append(subprocess.Popen([str(BIN / "ray"), "start", f"--address=127.0.0.1:{port}", *common, *args],
+                                          env={**env, "RAY_AUTH_MODE": "token"}, start_new_session=True,
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         time.sleep(2)
+        yield port, env, procs
+    finally:                                             # stop what they started: their process groups, then any worker left
+        for p in procs:
+            try: family += [psutil.Process(p.pid)] + psutil.Process(p.pid).children(recursive=True)
+            except psutil.NoSuchProcess: pass
+        for p in procs:
+            try: os.killpg(p.pid, signal.SIGTERM)
+            except ProcessLookupError: pass
+        _, alive = psutil.wait_procs([q for q in set(family) if q.is_running()], timeout=3)   # `ray start` lingers on SIGTERM
+        for q in alive: q.kill()
+        from ray._common.utils import get_ray_address_file       # `ray start` left its address for any later ray.init()
+        marker = Path(get_ray_address_file(None))
+        if marker.exists() and marker.read_text().strip().endswith(f":{port}"): marker.unlink()
+
+
+def test_an_existing_cluster_too_small_or_unauthenticated_is_refused_at_once(tmp_path):
+    """A cluster started with `ray start --head` (2 CPUs, token authentication on, as Ray 2.60 starts it): a job
+    whose actors ask for 4 CPUs is refused before anything is spawned (exit 2, both numbers named, no run directory)
+    instead of waiting forever; without RAY_AUTH_MODE=token the refusal says to set it. The cluster stays up."""
+    import subprocess
+    from conftest import BIN
+    with _ray_start(["--num-cpus=2"]) as (port, env, (head,)):
         args = [str(BIN / "ddrl-lab"), "run", "cartpole-ppo", "--out", str(tmp_path / "runs"), "--set", "run.runtime=ray",
                 "--set", f"run.ray_address=127.0.0.1:{port}", "--set", "topology.num_workers=3"]
         t0 = time.monotonic()
@@ -229,13 +258,39 @@ def test_an_existing_cluster_too_small_or_unauthenticated_is_refused_at_once(tmp
         assert "Authentication token is missing or incorrect" in r.stderr, r.stderr[-2000:]   # refused for its token
         assert not (tmp_path / "runs").exists()
         assert head.poll() is None                       # the cluster is still up
-    finally:                                             # stop what the head started: its process group, then any worker left
-        try: family += psutil.Process(head.pid).children(recursive=True)
-        except psutil.NoSuchProcess: pass
-        try: os.killpg(head.pid, signal.SIGTERM)
-        except ProcessLookupError: pass
-        _, alive = psutil.wait_procs([q for q in set(family) if q.is_running()], timeout=3)   # `ray start` lingers on SIGTERM
-        for q in alive: q.kill()
-        from ray._common.utils import get_ray_address_file       # `ray start` left its address for any later ray.init()
-        marker = Path(get_ray_address_file(None))
-        if marker.exists() and marker.read_text().strip().endswith(f":{port}"): marker.unlink()
+
+
+_CLUSTER_PROBE = """import json, sys, time, ray
+ray.init(address=sys.argv[1], log_to_driver=False)
+deadline = time.monotonic() + 60
+while len([n for n in ray.nodes() if n["Alive"]]) < int(sys.argv[2]) and time.monotonic() < deadline: time.sleep(0.5)
+print(json.dumps(dict(nodes=len([n for n in ray.nodes() if n["Alive"]]), free_cpus=ray.available_resources().get("CPU", 0))))"""
+
+
+def test_a_job_on_a_two_node_cluster_ships_its_code_spreads_its_workers_and_leaves_the_cluster_up(tmp_path):
+    """Two nodes started with `ray start` on this machine (token authentication on): `ddrl-lab run` with
+    run.ray_address=127.0.0.1:PORT joins them, places its env workers on both nodes, runs in every actor the ddrl_lab it
+    shipped through Ray's runtime environment (not this checkout), finishes, gives back every CPU and leaves both nodes
+    running. (Ray 2.60 forms no multi-node cluster on loopback alone: a node joining one that keeps to 127.0.0.1 is
+    refused, and without that setting it takes the machine's outward address; so these two nodes listen on that address.)"""
+    import subprocess
+    import sys
+    from conftest import BIN, ROOT
+    with _ray_start(["--num-cpus=2"], ["--num-cpus=2"]) as (port, env, procs):
+        env = {**env, "RAY_AUTH_MODE": "token"}
+        probe = lambda: json.loads(subprocess.run([sys.executable, "-c", _CLUSTER_PROBE, f"127.0.0.1:{port}", "2"], env=env,
+                                                  capture_output=True, text=True, timeout=120).stdout.strip().splitlines()[-1])
+        assert probe() == dict(nodes=2, free_cpus=4.0)
+        r = subprocess.run([str(BIN / "ddrl-lab"), "run", "cartpole-ppo", "--out", str(tmp_path / "runs"), "--set", "run.runtime=ray",
+                            "--set", f"run.ray_address=127.0.0.1:{port}", "--set", "topology.num_workers=2",
+                            "--set", "run.total_env_steps=4096", "--set", "run.target_return=null"],
+                           capture_output=True, text=True, timeout=240, env=env, cwd=tmp_path)   # (a worker's path starts
+        assert r.returncode == 0, r.stderr[-3000:]                                   # at the driver's folder: not the checkout)
+        meta = json.loads(next((tmp_path / "runs").glob("*/meta.json")).read_text())
+        assert meta["status"] == "finished", meta
+        where = meta["placement"]
+        assert len({w["node_id"] for w in where["workers"]}) == 2, where          # one env worker on each node
+        for part in where["workers"] + where["learners"]:                           # the shipped code, not this checkout
+            assert "py_modules" in part["code"] and Path(part["code"]) != ROOT / "ddrl_lab", part
+        assert probe() == dict(nodes=2, free_cpus=4.0)                              # its actors gone, the cluster up
+        assert all(p.poll() is None for p in procs)
