@@ -19,6 +19,7 @@ import torch
 from fastcore.basics import patch
 
 from .codecs import Encoded, get_codec
+from .runtime import PeerLost
 from .config import Config, config_hash
 from .losses import gae, ppo_loss
 from .models import bf16_autocast, build_model, build_q_model, get_weights, set_weights
@@ -147,7 +148,10 @@ def _step(self: Learner) -> float:
         import torch.distributed as dist
         for p in self.model.parameters():
             if p.grad is None: p.grad = torch.zeros_like(p)
-            dist.all_reduce(p.grad); p.grad /= self.group_size
+            try: dist.all_reduce(p.grad)
+            except RuntimeError as e:    # a member died mid-collective: its peers' sockets are reset, or time out
+                raise PeerLost(f"a member of this learner's all-reduce group is gone ({str(e).splitlines()[0][:200]})") from None
+            p.grad /= self.group_size
     for g in self.opt.param_groups: g["lr"] = self.current_lr()
     norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.a.max_grad_norm)
     self.opt.step(); self.opt.zero_grad(set_to_none=True); self.opt_steps += 1

@@ -12,12 +12,17 @@ from typing import Optional
 from .config import ConfigError
 
 # %% auto 0
-__all__ = ['LOOPBACK_ONLY_ENV', 'TASK_EVENTS_KEPT', 'ActorDied', 'Done', 'Local', 'SerialRuntime', 'init_local_ray', 'code_env',
-           'RayRuntime', 'make_runtime']
+__all__ = ['LOOPBACK_ONLY_ENV', 'TASK_EVENTS_KEPT', 'ActorDied', 'PeerLost', 'Done', 'Local', 'SerialRuntime', 'init_local_ray',
+           'code_env', 'RayRuntime', 'make_runtime']
 
 # %% ../nbs/11_runtime.ipynb 4
 class ActorDied(RuntimeError):
     "A call's actor died before answering (killed, crashed, or its node lost); the call's work is lost."
+
+class PeerLost(ActorDied):
+    """Raised inside a member of an all-reduce group whose collective broke because another member died. Ray raises
+    a call's error on the caller as an instance of its class, so the caller sees an `ActorDied` either way: the
+    group is gone (see `PlaneLoop.heal`)."""
 
 class Done:
     "A finished call's value (or the `ActorDied` it failed with): what `SerialRuntime.call` returns where Ray returns an `ObjectRef`."
