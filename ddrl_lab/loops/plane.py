@@ -116,8 +116,7 @@ class PlaneLoop(Loop):
         for lr in self.learners: rt.kill(lr)
         self.learners = self.group(*self.spawned, version_floor=led.rows.version)
         if self.config.sync.aggregation == "allreduce": self.learner = self.learners[0]
-        knobs = {k: v for k, v in self.knobs.items() if k in self.job.learner_cls.KNOBS}
-        if knobs: rt.get([rt.call(lr, "set_knobs", **knobs) for lr in self.learners])
+        self.apply(dict(self.knobs), self.job.learner_cls.KNOBS)   # the live knobs, as a change would send them
         if self.config.sync.aggregation == "hybrid": self.publish()
         led.books["learner_group_rebuilds"] += 1
         ckpt = newest_checkpoint(self.spawned[1])
@@ -306,7 +305,7 @@ class HybridLoop(PlaneLoop):
         weights = rt.call(self.learner, "get_weights")
         version = led.rows.version
         ready, pending, idle_workers = deque(), {}, set(range(W))
-        round_refs, t0, stale = None, 0.0, []
+        round_refs, checked, t0, stale = None, set(), 0.0, []
         while job.running():
             job.apply_knobs()
             if len(ready) < 2 * per * L: self.launch(pending, idle_workers, weights)   # backpressure: a short queue
@@ -318,11 +317,12 @@ class HybridLoop(PlaneLoop):
                 if len(ready) >= per * L:
                     segs = [ready.popleft() for _ in range(per * L)]
                     lags = [version - v for v, _ in segs]
-                    round_refs = [rt.call(lr, "update", *[s for _, s in segs[l::L]]) for l, lr in enumerate(self.learners)]
+                    round_refs, checked = [rt.call(lr, "update", *[s for _, s in segs[l::L]]) for l, lr in enumerate(self.learners)], set()
                     t0 = time.monotonic()
             finished = rt.ready(round_refs, timeout=0.002) if round_refs is not None else []
-            if any(self.failed(r) for r in finished):          # a member of the group died: the rest wait for it
+            if any(self.failed(r) for r in finished if r not in checked):   # a member died: the rest wait for it
                 led.books["lost_with_learner"] += per * L; round_refs = None; self.heal(); continue
+            checked.update(finished)                           # (each finished call is looked at once)
             if round_refs is not None and len(finished) == L:
                 refs, round_refs = round_refs, None
                 infos = rt.get(refs)
