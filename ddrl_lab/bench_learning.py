@@ -77,6 +77,7 @@ def bench_solve(rec: Recorder) -> None:
         rec.say(f"  repeat {i + 1}/{rec.repeats}")
         _record_solve(rec, "PPO decoupled (Ray)", lambda: solve_job(SOLVERS["PPO"], {"run.seed": i}, cap))
         _record_solve(rec, "PPO all-on-device", lambda: ondevice_solve(i))      # next to its pair in time
+        _record_solve(rec, "PPO on-device job", lambda: solve_job("cartpole-ondevice", {"run.seed": i}, cap))   # the same, through Job
         for label in ("PPO", "IMPALA", "DQN"):
             if label != "PPO":          # (PPO's pair ran first)
                 _record_solve(rec, f"{label} decoupled (Ray)", lambda: solve_job(SOLVERS[label], {"run.seed": i}, cap))
@@ -85,6 +86,8 @@ def bench_solve(rec: Recorder) -> None:
                 _record_solve(rec, f"{label} co-located", lambda: solve_job(SOLVERS[label], {**colocated[label], "run.seed": i}, cap))
     rec.ratio("on-device speedup over decoupled Ray PPO (target)", "PPO decoupled (Ray): time to 475",
               "PPO all-on-device: time to 475", target=3.0)
+    rec.ratio("bare on-device loop's time over the on-device job's (target: the job within 1.2x)", "PPO all-on-device: time to 475",
+              "PPO on-device job: time to 475", target=1 / 1.2)
     for label in ("IMPALA", "DQN"):
         rec.ratio(f"on-device speedup over decoupled Ray {label}", f"{label} decoupled (Ray): time to 475", f"{label} all-on-device: time to 475")
     for label in colocated:

@@ -94,7 +94,7 @@ class AlgoConfig:
 @dataclass
 class TopologyConfig:
     "Where acting and learning happen."
-    mode: str = setting("decoupled", choices=("co-located", "decoupled", "central-inference"))  # deployment shape
+    mode: str = setting("decoupled", choices=("co-located", "decoupled", "central-inference", "on-device"))  # deployment shape
     num_workers: int = setting(2, lo=1, hi=4096)  # acting workers (EnvRunners)
     num_learners: int = setting(1, lo=1, hi=512)  # data-parallel learners
     device: str = setting("auto", choices=("auto", "cpu", "cuda"))  # learner device

@@ -28,7 +28,7 @@ import ddrl_lab
 from .config import Config, ConfigError, config_hash, load_config, save_config
 from .envs import env_seeds
 from .pools import env_spaces
-from .learner import learner_class, newest_checkpoint
+from .learner import newest_checkpoint
 from .loops.base import Ledger, Loop
 from .doctor import CriteriaCheck, Diagnosis, diagnose
 from .episodes import record_episode
@@ -70,7 +70,7 @@ class Job(Steering):
         self.runtime = None
         self.gpus_per_learner = 0           # GPUs each computing learner-side actor asks Ray for (see `learner_gpus`)
         c = self.config
-        self.learner_cls = learner_class(c)
+        self.learner_cls = loop_for(c).learner_class(c)   # the component that learns
         self.ledger = Ledger()              # the books, handed to the loop
         self.knobs = loop_for(c).live_knobs(c, self.learner_cls.KNOBS)
         self.loop: Loop = loop_for(c)(self)  # the topology: what is spawned, and how data moves between the parts

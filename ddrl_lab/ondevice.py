@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import os
 import tempfile
 import time
@@ -23,7 +24,7 @@ from .config import Config, ConfigError, config_from_dict, config_to_dict, load_
 from .envs import env_seeds
 from .learner import resolve_device
 from .models import build_q_model
-from .ondevice_ops import (STAT_NAMES, FlatAdam, clip_flat_, flat_parameters, grad_step, make_model, obs_scale,
+from .ondevice_ops import (STAT_NAMES, FlatAdam, clip_flat_, flat_parameters, grad_step, make_model,
                                    ondevice_gae, ondevice_next, ondevice_nstep, ppo_objective, sample_actions)
 from .targets import double_q_values, dqn_loss, vtrace_loss
 from .torch_envs import make_torch_pool
@@ -45,6 +46,7 @@ class OnDeviceLoop:
     ALGO: str = ""                        # the `algo.name` a subclass trains
     PRESET: str = ""                      # its preset, used when no config is given
     KNOBS: dict = {}                      # live knobs: name -> type
+    COUNTERS = ("version", "updates", "opt_steps", "env_steps", "episodes")   # what a checkpoint carries besides tensors
 
     def __init__(self, cfg=None, overrides=None, num_threads: Optional[int] = 1):
         self.t_created = time.perf_counter()
@@ -68,6 +70,19 @@ class OnDeviceLoop:
         self.train_s = 0.0                                     # wall time spent in rollouts and updates
         self.time_to_target_s = self.steps_to_target = None
         self.target: Optional[float] = cfg.run.target_return
+        self.poisoned = False                                  # the poison drill: the pool's rewards come back NaN
+
+    def _step(self, actions: torch.Tensor):
+        "One step of the pool; under the poison drill its rewards and episode returns come back NaN."
+        s = self.pool.step(actions)
+        if not self.poisoned: return s
+        nan = lambda x: torch.full_like(x, float("nan"))
+        return dataclasses.replace(s, reward=nan(s.reward), episode_return=nan(s.episode_return))
+
+    def _clean(self) -> bool:
+        "Whether the last rollout's rewards (and float observations) are all finite: one that is not is never learned from."
+        ok = bool(torch.isfinite(self.b_rewards).all())
+        return ok and (not self.b_obs.is_floating_point() or bool(torch.isfinite(self.b_obs).all()))
 
     def _count_rollout(self, terminated: torch.Tensor, truncated: torch.Tensor, ep_return: torch.Tensor) -> list:
         "Count a rollout's `(T, M)` steps and the episodes that ended in it (returns read once); check the target."
@@ -112,9 +127,9 @@ class OnDeviceLoop:
         raise NotImplementedError
 
     def iterate(self) -> dict:
-        "One rollout and one update; returns the stats of both and the new policy version."
+        "One rollout and, if it is clean, one update; returns the stats of both and the new policy version."
         info = self.rollout()
-        info.update(self.learn())
+        if info["clean"]: info.update(self.learn())
         info.update(env_steps=self.env_steps, policy_version=self.version)
         return info
 
@@ -126,9 +141,9 @@ class OnDeviceLoop:
             self.target, self.time_to_target_s, self.steps_to_target = target_return, None, None
         t0, updates0 = time.perf_counter(), self.updates
         while self.env_steps < total:
-            self.rollout()
+            clean = self.rollout()["clean"]
             if self.target is not None and self.steps_to_target is not None and self.return_mean() >= self.target: break
-            self.learn()
+            if clean: self.learn()
         return dict(env_steps=self.env_steps, wall_s=time.perf_counter() - t0, updates=self.updates - updates0,
                     solved=self.steps_to_target is not None, return_mean=self.return_mean(),
                     time_to_target_s=self.time_to_target_s, steps_to_target=self.steps_to_target)
@@ -144,6 +159,24 @@ class OnDeviceLoop:
         if unknown: raise ValueError(f"unknown knob(s) {unknown}: {type(self).__name__} has {', '.join(self.KNOBS)}")
         self.knobs.update({k: self.KNOBS[k](v) for k, v in knobs.items()})
         return dict(self.knobs)
+
+    def _own_state(self) -> dict: raise NotImplementedError     # a subclass's networks (and replay)
+    def _load_own(self, sd: dict) -> None: raise NotImplementedError
+
+    def state_dict(self) -> dict:
+        """Everything needed to continue exactly: the subclass's networks (`_own_state`), the optimizer, the pool's whole
+        state, the current observations, the generator, the counters and the knobs."""
+        return dict(self._own_state(), optimizer=self.opt.state_dict(), pool=_pool_tensors(self.pool), obs=self.obs.clone(),
+                    gen=self.gen.get_state(), knobs=dict(self.knobs), returns=list(self.returns),
+                    counters={k: getattr(self, k) for k in self.COUNTERS})
+
+    def load_state_dict(self, sd: dict) -> None:
+        self._load_own(sd); self.opt.load_state_dict(sd["optimizer"])
+        for k, v in sd["pool"].items(): setattr(self.pool, k, v.to(self.device).clone())
+        self.obs = sd["obs"].to(self.device).clone()
+        self.gen.set_state(sd["gen"]); self.knobs = dict(sd["knobs"])
+        self.returns.clear(); self.returns.extend(sd["returns"])
+        for k, v in sd["counters"].items(): setattr(self, k, v)
 
 # %% ../nbs/09_ondevice.ipynb 7
 class OnDevicePPO(OnDeviceLoop):
@@ -174,7 +207,7 @@ class OnDevicePPO(OnDeviceLoop):
     @torch.no_grad()
     def rollout(self) -> dict:
         "Step the pool `segment_length` times with the current policy, filling the buffers; returns episode stats."
-        t0, model, pool, T = time.perf_counter(), self.model, self.pool, self.cfg.algo.segment_length
+        t0, model, T = time.perf_counter(), self.model, self.cfg.algo.segment_length
         obs = self.obs
         for t in range(T):
             self.b_obs[t] = obs
@@ -183,14 +216,14 @@ class OnDevicePPO(OnDeviceLoop):
                 logits, value = model.actor(x), model.critic(x).squeeze(-1)
             actions, logp = sample_actions(logits, self.gen)
             self.b_actions[t], self.b_logp[t], self.b_values[t] = actions, logp, value
-            s = pool.step(actions)
+            s = self._step(actions)
             obs = s.obs
             self.b_rewards[t], self.b_terminated[t], self.b_truncated[t] = s.reward, s.terminated, s.truncated
             self.b_final_obs[t], self.b_ep_return[t] = s.final_obs, s.episode_return
         self.obs = obs
         ended = self._count_rollout(self.b_terminated, self.b_truncated, self.b_ep_return)
         self.train_s += time.perf_counter() - t0
-        return dict(episodes=len(ended), episode_return_mean=self.return_mean())
+        return dict(episodes=len(ended), episode_return_mean=self.return_mean(), episode_returns=ended, clean=self._clean())
 
     # --- learning ---
     @torch.no_grad()
@@ -246,21 +279,8 @@ class OnDevicePPO(OnDeviceLoop):
     def metrics(self) -> dict:
         return dict(super().metrics(), version_lag_mean=0.0, version_lag_max=0)
 
-    def state_dict(self) -> dict:
-        "Everything needed to continue exactly: model, optimizer, pool state, current observations, RNG, counters, knobs."
-        return dict(model={k: v.detach().clone() for k, v in self.model.state_dict().items()},
-                    optimizer=self.opt.state_dict(), pool=_pool_tensors(self.pool), obs=self.obs.clone(),
-                    gen=self.gen.get_state(), knobs=dict(self.knobs), returns=list(self.returns),
-                    counters=dict(version=self.version, updates=self.updates, opt_steps=self.opt_steps,
-                                  env_steps=self.env_steps, episodes=self.episodes))
-
-    def load_state_dict(self, sd: dict) -> None:
-        self.model.load_state_dict(sd["model"]); self.opt.load_state_dict(sd["optimizer"])
-        for k, v in sd["pool"].items(): setattr(self.pool, k, v.to(self.device).clone())
-        self.obs = sd["obs"].to(self.device).clone()
-        self.gen.set_state(sd["gen"]); self.knobs = dict(sd["knobs"])
-        self.returns.clear(); self.returns.extend(sd["returns"])
-        for k, v in sd["counters"].items(): setattr(self, k, v)
+    def _own_state(self) -> dict: return dict(model={k: v.detach().clone() for k, v in self.model.state_dict().items()})
+    def _load_own(self, sd: dict) -> None: self.model.load_state_dict(sd["model"])
 
 # %% ../nbs/09_ondevice.ipynb 24
 class OnDeviceIMPALA(OnDevicePPO):
@@ -346,24 +366,25 @@ class OnDeviceDQN(OnDeviceLoop):
     @torch.no_grad()
     def rollout(self) -> dict:
         "Step the pool `segment_length` times epsilon-greedily, then put the rollout's n-step items into replay."
-        t0, pool, T, M = time.perf_counter(), self.pool, self.cfg.algo.segment_length, self.cfg.env.num_envs
+        t0, T, M = time.perf_counter(), self.cfg.algo.segment_length, self.cfg.env.num_envs
         eps, obs = self.epsilon(), self.obs
         for t in range(T):
             self.b_obs[t] = obs
             greedy = self.net.q(obs).argmax(-1)
             explore = torch.rand(M, generator=self.gen, device=self.device) < eps
             actions = torch.where(explore, torch.randint(self.num_actions, (M,), generator=self.gen, device=self.device), greedy)
-            s = pool.step(actions)
+            s = self._step(actions)
             self.b_actions[t], self.b_rewards[t] = actions, s.reward
             self.b_terminated[t], self.b_truncated[t] = s.terminated, s.truncated
             self.b_final_obs[t], self.b_ep_return[t] = s.final_obs, s.episode_return
             obs = s.obs
         self.obs = obs
-        self._store(*ondevice_nstep(self.b_rewards, self.b_terminated, self.b_truncated, self.knobs["gamma"], self.cfg.algo.n_step),
-                    obs)
+        clean = self._clean()                                  # a poisoned rollout never reaches replay
+        if clean: self._store(*ondevice_nstep(self.b_rewards, self.b_terminated, self.b_truncated, self.knobs["gamma"],
+                                              self.cfg.algo.n_step), obs)
         ended = self._count_rollout(self.b_terminated, self.b_truncated, self.b_ep_return)
         self.train_s += time.perf_counter() - t0
-        return dict(episodes=len(ended), episode_return_mean=self.return_mean())
+        return dict(episodes=len(ended), episode_return_mean=self.return_mean(), episode_returns=ended, clean=clean)
 
     def _store(self, returns, discounts, boot_index, last_obs) -> None:
         "Write the rollout's items into the ring: obs, action, n-step return, discount and the obs to bootstrap from."
@@ -410,6 +431,17 @@ class OnDeviceDQN(OnDeviceLoop):
 
     def metrics(self) -> dict:
         return dict(super().metrics(), replay_size=self.r_size, epsilon=self.epsilon())
+
+    COUNTERS = OnDeviceLoop.COUNTERS + ("r_pos", "r_size", "synced_at")
+    RING = ("r_obs", "r_boot", "r_actions", "r_returns", "r_discounts")
+    def _own_state(self) -> dict:
+        "Both networks and the replay ring (its filled part: a resumed run samples the same items)."
+        n = self.r_size
+        return dict(model={k: v.detach().clone() for k, v in self.net.state_dict().items()},
+                    target=self.target_net.state_dict(), ring={k: getattr(self, k)[:n].clone() for k in self.RING})
+    def _load_own(self, sd: dict) -> None:
+        self.net.load_state_dict(sd["model"]); self.target_net.load_state_dict(sd["target"])
+        for k, v in sd["ring"].items(): getattr(self, k)[:len(v)] = v.to(self.device)
 
 # %% ../nbs/09_ondevice.ipynb 32
 def env_spaces_of(cfg: Config) -> tuple[gym.Space, gym.Space]:
@@ -472,6 +504,6 @@ def single_process_update(cfg: Config, batch: dict, steps: int = 1) -> dict:
 
 # %% ../nbs/09_ondevice.ipynb 36
 BREAKOUT_OVERRIDES = {"env.id": "Breakout-MinAtar-v0", "env.num_envs": 128, "algo.segment_length": 32,
-                      "algo.hidden_size": 128, "algo.lr": 1e-3, "algo.gamma": 0.99, "algo.gae_lambda": 0.95,
+                      "algo.model": "mlp", "algo.hidden_size": 128, "algo.lr": 1e-3, "algo.gamma": 0.99, "algo.gae_lambda": 0.95,
                       "algo.epochs": 4, "algo.minibatch_size": 1024, "algo.ent_coef": 0.01,
                       "run.return_window": 200, "run.target_return": None, "run.total_env_steps": 150_000}

@@ -13,11 +13,11 @@ import numpy as np
 import torch
 
 from .config import Config
-from .models import ActorCritic, space_problems
+from .models import ActorCritic, build_model
 
 # %% auto 0
-__all__ = ['STAT_NAMES', 'ondevice_next', 'ondevice_gae', 'sample_actions', 'ppo_objective', 'obs_scale', 'make_model',
-           'flat_parameters', 'FlatAdam', 'clip_flat_', 'grad_step', 'ondevice_nstep']
+__all__ = ['STAT_NAMES', 'ondevice_next', 'ondevice_gae', 'sample_actions', 'ppo_objective', 'make_model', 'flat_parameters',
+           'FlatAdam', 'clip_flat_', 'grad_step', 'ondevice_nstep']
 
 # %% ../nbs/06b_ondevice_ops.ipynb 5
 def ondevice_next(x: torch.Tensor, last: torch.Tensor, final: torch.Tensor, truncated: torch.Tensor) -> torch.Tensor:
@@ -78,17 +78,12 @@ def ppo_objective(logits: torch.Tensor, values: torch.Tensor, actions: torch.Ten
     return loss, stats
 
 # %% ../nbs/06b_ondevice_ops.ipynb 16
-def obs_scale(space: gym.spaces.Box) -> float:
-    "1 / the largest observation value for integer observations (uint8 frames: 1/255, binary planes: 1), else 1."
-    if np.issubdtype(space.dtype, np.integer): return 1.0 / max(1.0, float(np.max(space.high)))
-    return 1.0
-
 def make_model(cfg: Config, obs_space: gym.Space, action_space: gym.Space, device) -> ActorCritic:
-    "The actor-critic of `cfg` for these spaces on `device`, initialised from `run.seed`."
-    problems = space_problems(obs_space, action_space)
-    if problems: raise NotImplementedError(" ".join(problems))
+    """The actor-critic of `cfg` for these spaces on `device` (`models.build_model`: the torso `algo.model`, shared or not
+    by `algo.shared_torso`, as the host learners build it), initialised from `run.seed`."""
     torch.manual_seed(cfg.run.seed)
-    return ActorCritic(obs_space.shape, int(action_space.n), cfg.algo.hidden_size, obs_scale(obs_space)).to(device)
+    a = cfg.algo
+    return build_model(obs_space, action_space, a.hidden_size, torso=a.model, shared=a.shared_torso).to(device)
 
 def flat_parameters(model: torch.nn.Module) -> tuple[torch.Tensor, torch.Tensor]:
     """Re-home every parameter of `model` as a view of one flat tensor, and every gradient as a view of another.

@@ -71,7 +71,7 @@ class Steering:
             raise ValueError(f"fault {fault!r} is not available yet: this version has {', '.join(self.FAULTS)}")
         if self.status != "running" or self.runtime is None:
             raise ValueError(f"fault {fault!r}: drills hit a running job, and this one is {self.status}")
-        p = drill_problem(fault, worker, len(self.runners), len(self.shards), max(1, len(self.learners)), in_group(self.config))
+        p = drill_problem(fault, worker, *self.loop.drill_sizes(), in_group(self.config))
         if p: raise ValueError(p)
         if fault == "disk_full": self._disk_full_until = time.monotonic() + seconds
         else: self.loop.strike(fault, worker, seconds)

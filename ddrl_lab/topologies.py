@@ -13,6 +13,7 @@ from .config import ChannelConfig, Config, ConfigError, load_config
 from .loops.barrier import BarrierLoop
 from .loops.central import CentralLoop
 from .loops.channel import ChannelLoop
+from .loops.device import DeviceLoop
 from .loops.plane import HybridLoop, PipelinedLoop, PlaneSyncLoop, is_plane
 from .loops.replay import ReplayLoop
 from .models import space_problems
@@ -25,13 +26,13 @@ __all__ = ['LOOPS', 'IMPLEMENTED', 'FAULT_NAMES', 'DRILL_TARGETS', 'CHANNEL_KEYS
            'gpus_per_learner', 'cpus_needed', 'cluster_gpus', 'learner_gpus', 'join_cluster']
 
 # %% ../nbs/11g_topologies.ipynb 5
-LOOPS: list = [CentralLoop, PlaneSyncLoop, HybridLoop, PipelinedLoop, ReplayLoop, ChannelLoop, BarrierLoop]   # first match wins
+LOOPS: list = [DeviceLoop, CentralLoop, PlaneSyncLoop, HybridLoop, PipelinedLoop, ReplayLoop, ChannelLoop, BarrierLoop]   # first match wins
 
 def loop_for(cfg: Config) -> type:
     "The loop that runs `cfg`: the first of `LOOPS` that applies (the barrier loop takes what the others leave)."
     return next(L for L in LOOPS if L.applies(cfg))
 
-IMPLEMENTED = {"algo.name": ("ppo", "impala", "dqn"), "topology.mode": ("co-located", "decoupled", "central-inference"),
+IMPLEMENTED = {"algo.name": ("ppo", "impala", "dqn"), "topology.mode": ("co-located", "decoupled", "central-inference", "on-device"),
                "sync.aggregation": ("parameter-server", "allreduce", "hybrid")}
 
 FAULT_NAMES = ("poison", "kill_worker", "slow_worker", "kill_learner", "kill_replay_shard", "delay", "disk_full")
@@ -153,7 +154,7 @@ def gpus_per_learner(cfg: Config, need: int, have: float) -> int:
 
 def cpus_needed(cfg: Config, loop: Optional[type] = None) -> float:
     "Logical CPUs the actors of a job of `cfg` ask Ray for: one per env worker, and what its loop's learner side declares."
-    return cfg.topology.num_workers + (loop or loop_for(cfg)).learner_cpus(cfg)
+    return (loop or loop_for(cfg)).cpus(cfg)
 
 def cluster_gpus(runtime=None) -> float:
     "GPUs of the cluster a job runs on: the one it joined (`runtime`), the one already started in this process, or the local one it will start."

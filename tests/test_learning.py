@@ -73,7 +73,7 @@ def _random_breakout_return(episodes: int = 300, seed: int = 0) -> float:
 
 
 def test_the_minatar_preset_beats_random_play_fivefold_within_a_short_budget(tmp_path):
-    """`minatar-breakout` as shipped (co-located PPO on 64 torch envs), cut to 250k env steps: the mean of its last
+    """`minatar-breakout` as shipped (on-device PPO on 64 torch envs), cut to 250k env steps: the mean of its last
     100 episode returns is at least 5x random play's, measured here on the same game."""
     random_mean = _random_breakout_return()
     job = Job("minatar-breakout", {"run.total_env_steps": 250_000, "run.target_return": None, "run.out": str(tmp_path)}).start().wait()

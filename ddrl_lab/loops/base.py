@@ -12,6 +12,7 @@ from typing import Optional
 import numpy as np
 
 from ..config import Config
+from ..learner import learner_class
 from ..metrics import RowBuilder
 from ..runner import EnvRunner
 from ..runtime import ActorDied
@@ -106,6 +107,10 @@ class Loop:
     @classmethod
     def learner_cpus(cls, cfg: Config) -> float: return 1.0      # logical CPUs of everything but the env workers
     @classmethod
+    def cpus(cls, cfg: Config) -> float: return cfg.topology.num_workers + cls.learner_cpus(cfg)   # all its actors ask Ray for
+    @classmethod
+    def learner_class(cls, cfg: Config) -> type: return learner_class(cfg)   # the component that learns (`learner_cls`)
+    @classmethod
     def gpu_learners(cls, cfg: Config) -> int: return 1          # learner-side actors that compute (one GPU each on cuda)
     @classmethod
     def live_knobs(cls, cfg: Config, learner_knobs: tuple) -> dict:
@@ -140,6 +145,7 @@ class Loop:
     def snapshot(self) -> None: pass                # with each checkpoint: what else must save itself
     def finish_meta(self) -> dict: return {}        # what this loop adds to meta.json at the end
     def learner_targets(self) -> list: return [self.learner]   # who gets the learner's live knobs
+    def drill_sizes(self) -> tuple: return len(self.runners), len(self.shards), max(1, len(self.learners))   # what drills can hit
 
     def driver_state(self) -> dict:
         """What the loop needs to go on exactly after a resume: the row counters, the return window, the books and
