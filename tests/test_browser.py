@@ -24,6 +24,9 @@ DEMO = ROOT / "nbs" / "experiments" / "live_dashboard.ipynb"
 ARTIFACTS = ROOT / "tests" / "artifacts"
 # The knob the browser moves: the soft-sync knob (K local updates before aggregating), its config key and a value it refuses.
 PRESET, KNOB, KEY, BAD = "cartpole-soft", "local_steps", "sync.local_steps", 0
+# The jobs the browser steers: (preset, knob its slider moves, runtime, workers). Soft sync on Ray, and the on-device loop
+# in the kernel's own process (its lr on a log slider, whose readout shows 3 significant digits).
+STEERED = [("cartpole-soft", "local_steps", "ray", 2), ("cartpole-ondevice", "lr", "serial", 1)]
 KERNEL = "ddrl-lab"                               # the venv's kernelspec (the Makefile installs it with --sys-prefix)
 
 needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} is missing: the browser test drives the "
@@ -200,7 +203,7 @@ def _state(page, runs: Path) -> str:
             f"cell outputs: {[o[:300] for o in outputs]}")
 
 
-def _steer(page, lab: Lab, runs: Path, t0: float, timings: dict) -> dict:
+def _steer(page, lab: Lab, runs: Path, t0: float, timings: dict, knob: str) -> dict:
     "Open the demo, run it, move the knob's slider; what it saw."
     page.goto(f"{lab.url}/lab/tree/{DEMO.name}?token={lab.token}")
     page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget "
@@ -222,10 +225,10 @@ def _steer(page, lab: Lab, runs: Path, t0: float, timings: dict) -> dict:
         return (page.evaluate(PLOT, "episode return") or [0])[0] > 0
     _wait("points in the return plot", first_points, 240)
     timings["first_points_s"] = time.monotonic() - t0
-    before = _wait("rows on disk", lambda: _rows(runs), 30)[-1][f"knob_{KNOB}"]
+    before = _wait("rows on disk", lambda: _rows(runs), 30)[-1][f"knob_{knob}"]
 
     # move the slider with the keyboard, as a person would
-    slider = page.locator(".widget-slider").filter(has=page.locator(".widget-label", has_text=KNOB))
+    slider = page.locator(".widget-slider").filter(has=page.locator(".widget-label", has_text=knob))
     handle, readout = slider.locator(".noUi-handle"), slider.locator(".widget-readout")
     handle.scroll_into_view_if_needed()
     handle.focus()
@@ -236,26 +239,28 @@ def _steer(page, lab: Lab, runs: Path, t0: float, timings: dict) -> dict:
     timings["moved_s"] = time.monotonic() - t0
 
     # the job's metrics on disk report the new value...
-    new = _wait(f"knob_{KNOB} = {moved_to} in metrics.jsonl", lambda: [
-        r for r in _rows(runs) if math.isclose(r.get(f"knob_{KNOB}", math.nan), moved_to, rel_tol=1e-6)], 60)
+    tol = 1e-6 if isinstance(before, int) else 1e-2          # (a float slider's readout is rounded)
+    new = _wait(f"knob_{knob} = {moved_to} in metrics.jsonl", lambda: [
+        r for r in _rows(runs) if math.isclose(r.get(f"knob_{knob}", math.nan), moved_to, rel_tol=tol)], 60)
     timings["in_metrics_s"] = time.monotonic() - t0
     # ...and the plot keeps updating afterwards: more points (3 more refreshes at least), further right
     later = _wait("more points in the return plot", lambda: (lambda p: p if p[0] >= at_move[0] + 3 and p[1] > at_move[1] else None)(
         page.evaluate(PLOT, "episode return")), 60)
     timings["more_points_s"] = time.monotonic() - t0
     dashboard = page.locator(".jp-OutputArea-output").filter(has=page.locator(".widget-slider"))
-    dashboard.screenshot(path=str(ARTIFACTS / "dashboard.png"))
+    dashboard.screenshot(path=str(ARTIFACTS / f"dashboard-{knob}.png"))
     heals = _ask(page, KERNEL_SAYS, "print(dash.heals)").strip()      # panels the dashboard had to give a new figure
     return dict(before=before, moved_to=moved_to, at_move=at_move, later=later, row=new[0], heals=heals)
 
 
 @needs_chromium
-def test_slider_steers_a_ray_job_in_jupyterlab(tmp_path, child_env):
+@pytest.mark.parametrize("preset,knob,runtime,workers", STEERED, ids=[s[0] for s in STEERED])
+def test_slider_steers_a_job_in_jupyterlab(tmp_path, child_env, preset, knob, runtime, workers):
     from playwright.sync_api import sync_playwright
-    assert (ROOT / "ddrl_lab" / "configs" / f"{PRESET}.yaml").exists(), f"preset {PRESET} is missing"
+    assert (ROOT / "ddrl_lab" / "configs" / f"{preset}.yaml").exists(), f"preset {preset} is missing"
     lab_root, runs = tmp_path / "lab", tmp_path / "runs"
     lab_root.mkdir()
-    _demo_copy(lab_root, preset=PRESET, runtime="ray", num_workers=2, total_env_steps=5_000_000,
+    _demo_copy(lab_root, preset=preset, runtime=runtime, num_workers=workers, total_env_steps=5_000_000,
                out=str(runs))
     ARTIFACTS.mkdir(exist_ok=True)
     t0, timings, seen = time.monotonic(), {}, []
@@ -270,17 +275,17 @@ def test_slider_steers_a_ray_job_in_jupyterlab(tmp_path, child_env):
                 page.on("console", lambda m: console.append(f"{m.type}: {m.text[:300]}") if m.type in ("error", "warning") else None)
                 page.on("pageerror", lambda e: console.append(f"pageerror: {str(e)[:300]}"))
                 try:
-                    got = _steer(page, lab, runs, t0, timings)
+                    got = _steer(page, lab, runs, t0, timings, knob)
                 except Exception as e:
-                    page.screenshot(path=str(ARTIFACTS / "dashboard-failure.png"))
+                    page.screenshot(path=str(ARTIFACTS / f"dashboard-{knob}-failure.png"))
                     raise AssertionError(f"{e}\n{_state(page, runs)}\nplots {_ask(page, PLOTS)}\n"
                                          f"kernel's dashboard {_ask(page, KERNEL_SAYS, DASH_STATE)}\ntimings {timings}; "
-                                         f"screenshot {ARTIFACTS / 'dashboard-failure.png'}\nconsole {console[-20:]}\n"
+                                         f"screenshot {ARTIFACTS / f'dashboard-{knob}-failure.png'}\nconsole {console[-20:]}\n"
                                          f"page's models {_ask(page, JS_MODELS)}\nseen {_ask(page, SEEN)}") from e
             finally:
                 browser.close()
         seen = lab.processes()
-        assert any(_ray_process(p) for p in seen), "the job's Ray processes were not found under the kernel"
+        if runtime == "ray": assert any(_ray_process(p) for p in seen), "the job's Ray processes were not found under the kernel"
     finally:
         seen = seen or lab.processes()
         lab.close()                           # kernels first (an orderly shutdown), then the server
@@ -292,7 +297,7 @@ def test_slider_steers_a_ray_job_in_jupyterlab(tmp_path, child_env):
         print("timings:", {k: round(v, 1) for k, v in timings.items()})
     assert not [p for p in alive if _ray_process(p)], f"Ray processes left behind: {alive}"
     assert not alive, f"processes left behind: {alive}"
-    print(f"{KNOB}: {got['before']} -> {got['moved_to']}; return-plot [points, last env_steps] at the move "
+    print(f"{knob}: {got['before']} -> {got['moved_to']}; return-plot [points, last env_steps] at the move "
           f"{got['at_move']}, later {got['later']}; first row with the new value: time_s {got['row']['time_s']}; "
           f"panels given a new figure: {got['heals']}")
 
