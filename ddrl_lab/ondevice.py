@@ -443,7 +443,7 @@ class OnDeviceDQN(OnDeviceLoop):
         self.net.load_state_dict(sd["model"]); self.target_net.load_state_dict(sd["target"])
         for k, v in sd["ring"].items(): getattr(self, k)[:len(v)] = v.to(self.device)
 
-# %% ../nbs/09_ondevice.ipynb 32
+# %% ../nbs/09_ondevice.ipynb 34
 def env_spaces_of(cfg: Config) -> tuple[gym.Space, gym.Space]:
     "The observation and action spaces of `cfg`'s torch env."
     pool = make_torch_pool(cfg.env.id, 1)
@@ -502,7 +502,7 @@ def single_process_update(cfg: Config, batch: dict, steps: int = 1) -> dict:
     "The same steps in this process, on the whole batch: what `data_parallel_update` must reproduce."
     return _train_on(cfg, normalized(batch), steps, resolve_device(cfg.topology.device))
 
-# %% ../nbs/09_ondevice.ipynb 36
+# %% ../nbs/09_ondevice.ipynb 38
 BREAKOUT_OVERRIDES = {"env.id": "Breakout-MinAtar-v0", "env.num_envs": 128, "algo.segment_length": 32,
                       "algo.model": "mlp", "algo.hidden_size": 128, "algo.lr": 1e-3, "algo.gamma": 0.99, "algo.gae_lambda": 0.95,
                       "algo.epochs": 4, "algo.minibatch_size": 1024, "algo.ent_coef": 0.01,

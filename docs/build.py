@@ -3,7 +3,7 @@
 1. Execute each notebook of nbs/ and nbs/experiments/ on the `ddrl-lab` kernel (working directory: a scratch
    folder under the build directory, so nbs/ is never written) into <build>/executed/, cached by a hash of
    the notebook's bytes: a second build executes only the notebooks that changed. Cells marked `#| slow`
-   are skipped, as `nbdev_test` does without `--flags slow`. A notebook that fails to execute fails the build
+   or `#| learning` are skipped, as `nbdev_test` does without `--flags`. A notebook that fails to execute fails the build
    (after the others have run), named; no site is written then.
 2. Copy them into <build>/src/ for the site: nbdev directives and stderr dropped, each plotly output replaced
    by its figure as JSON (assets/figures.js draws it with the site's own plotly.min.js), widgets by a note.
@@ -77,9 +77,9 @@ def directives(source: str) -> dict:
 
 
 def skipped(cell) -> bool:
-    "Cells nbdev_test leaves alone by default: `#| slow` ones and `#| eval: false`."
+    "Cells nbdev_test leaves alone by default (settings.ini's `tst_flags`: `#| slow`, `#| learning`) and `#| eval: false`."
     d = directives(cell.source)
-    return cell.cell_type == "code" and ("slow" in d or d.get("eval", "").lstrip(":").strip() == "false")
+    return cell.cell_type == "code" and ("slow" in d or "learning" in d or d.get("eval", "").lstrip(":").strip() == "false")
 
 
 # -- 1. execution, cached by content ----------------------------------------------------------------

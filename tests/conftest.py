@@ -20,7 +20,7 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "learning: a long learning run beyond CI's (more seeds); run with --learning")
+    config.addinivalue_line("markers", "learning: a long learning run beyond CI's (more seeds, a notebook's full solves); run with --learning")
 
 
 def pytest_collection_modifyitems(config, items):
