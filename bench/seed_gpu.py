@@ -9,7 +9,10 @@ For each device it prints
      models: latency p50/p99 of one call and throughput in samples/s;
   3. OnDevicePPO under training (rollout + GAE + PPO epochs, all on the device): learner
      updates/s and env steps/s, on CartPole and on TorchBreakout (MinAtar);
-  4. on CUDA, the peak device memory of each measurement.
+  4. the same training through the workbench: a Job of `topology.mode: on-device` (the DeviceLoop:
+     rows, books, checkpoints around the same trainer), its env steps/s from its own metrics rows
+     beside the bare loop's of (3);
+  5. on CUDA, the peak device memory of each measurement.
 Every timing synchronizes the device before reading the clock; latencies synchronize around
 each call. The whole run takes about a minute on the CPU and well under 5 minutes with a GPU.
 """
@@ -119,6 +122,23 @@ def training(dev: torch.device, seconds: float, name: str, overrides: dict, thre
                 f"(return {ppo.return_mean():.1f})", peak_mib(dev))
 
 
+def through_job(dev: torch.device, seconds: float, name: str, overrides: dict):
+    "Env steps/s of the on-device topology run as a Job (`ddrl-lab run cartpole-ondevice --set topology.device=...`)."
+    import tempfile
+    from ddrl_lab.job import Job
+    reset_peak(dev)
+    with tempfile.TemporaryDirectory() as out:
+        job = Job("cartpole-ondevice", {**overrides, "topology.device": dev.type, "run.target_return": None,
+                                        "run.total_env_steps": 10**12, "run.log_interval_s": 0.5, "run.out": out}).start()
+        try: job.wait(timeout=seconds + 2.0)
+        finally: job.stop()
+        df = job.metrics()
+    late = df[df.time_s >= 1.0]                       # after the first second (start-up, first compiles)
+    steps = (late.env_steps.iloc[-1] - late.env_steps.iloc[0]) / max(late.time_s.iloc[-1] - late.time_s.iloc[0], 1e-9) if len(late) > 1 else float("nan")
+    show(f"PPO training {name} through Job (topology.mode on-device, {len(df)} rows)",
+         f"{steps:,.0f} env steps/s  (return {df.episode_return_mean.iloc[-1]:.1f})", peak_mib(dev))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=1.5, help="timing window of each measurement")
@@ -136,6 +156,8 @@ def main():
         inference(dev, args.seconds / 2)
         training(dev, 2 * args.seconds, "CartPole", CARTPOLE_TRAIN[dev.type], args.threads)
         training(dev, 2 * args.seconds, "Breakout-MinAtar", BREAKOUT_TRAIN[dev.type], args.threads)
+        through_job(dev, 4 * args.seconds, "CartPole", CARTPOLE_TRAIN[dev.type])
+        through_job(dev, 4 * args.seconds, "Breakout-MinAtar", BREAKOUT_TRAIN[dev.type])
     print(f"\n(total {time.perf_counter() - t_start:.0f} s)")
 
 

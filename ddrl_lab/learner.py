@@ -28,8 +28,9 @@ from .segments import Segment, concat_segments, validate_segment
 from .targets import double_q_values, dqn_loss, vtrace_loss
 
 # %% auto 0
-__all__ = ['LEARNERS', 'newest_checkpoint', 'resolve_device', 'make_optimizer', 'bootstrap_values', 'timed', 'Learner',
-           'PPOLearner', 'IMPALALearner', 'DQNLearner', 'learner_class']
+__all__ = ['LEARNERS', 'newest_checkpoint', 'resolve_device', 'knob_values', 'make_optimizer', 'next_step', 'bootstrap_values',
+           'timed', 'Learner', 'scheduled_lr', 'meeting_address', 'init_group', 'PPOLearner', 'IMPALALearner',
+           'DQNLearner', 'learner_class']
 
 # %% ../nbs/07_learner.ipynb 4
 def newest_checkpoint(checkpoint_dir) -> Optional[Path]:
@@ -43,6 +44,13 @@ def resolve_device(name: str) -> torch.device:
     if name == "cuda" and not torch.cuda.is_available(): raise RuntimeError("topology.device = 'cuda' but torch sees no CUDA device")
     return torch.device(name)
 
+def knob_values(names: tuple, algo, knobs: dict, who: str) -> dict:
+    """Live knob changes for a learner whose knobs are `names` (settings of `algo`), each as the type of its config field;
+    an unknown name is an error naming `who` and its knobs. Every learner takes its knobs so, host or on-device."""
+    unknown = sorted(set(knobs) - set(names))
+    if unknown: raise ValueError(f"unknown knob(s) {unknown}: {who} has {', '.join(names)}")
+    return {k: type(getattr(algo, k))(v) for k, v in knobs.items()}
+
 def make_optimizer(params, a) -> torch.optim.Optimizer:
     "The optimizer of `algo` settings `a`: Adam (eps 1e-5, the PPO recipe) or RMSProp (alpha 0.99, eps 0.01, the IMPALA recipe)."
     if a.optimizer == "rmsprop":
@@ -50,13 +58,18 @@ def make_optimizer(params, a) -> torch.optim.Optimizer:
     return torch.optim.Adam(params, lr=a.lr, eps=1e-5 if a.opt_eps is None else a.opt_eps)
 
 # %% ../nbs/07_learner.ipynb 6
+def next_step(x: torch.Tensor, last: torch.Tensor, final: torch.Tensor, final_index: torch.Tensor) -> torch.Tensor:
+    """What follows each step of a `(T, M, ...)` rollout `x`: `x[t + 1]`, `last` after its last step, and `final[i]` at
+    the flat step `final_index[i]`, a step that truncated its episode (its true last observation, or that one's value)."""
+    nxt = torch.cat([x[1:], last[None]], 0)
+    flat = nxt.reshape(-1, *x.shape[2:]).clone()
+    flat[final_index] = final
+    return flat.view(nxt.shape)
+
 def bootstrap_values(values: torch.Tensor, next_value: torch.Tensor, final_values: torch.Tensor,
                      final_index: torch.Tensor, terminated: torch.Tensor) -> torch.Tensor:
-    "`(T, M)` values to bootstrap from after each step (see above)."
-    nv = torch.cat([values[1:], next_value[None]], 0).reshape(-1).clone()
-    nv[final_index] = final_values
-    nv[terminated.reshape(-1)] = 0.0
-    return nv.reshape(values.shape)
+    "`(T, M)` values to bootstrap from after each step (see above): every learner's rule, host and on-device."
+    return next_step(values, next_value, final_values, final_index).masked_fill(terminated, 0.0)
 
 # %% ../nbs/07_learner.ipynb 10
 def timed(method):
@@ -121,10 +134,8 @@ class Learner:
 
     def set_knobs(self, **knobs) -> dict:
         "Change live hyperparameters (and the `delay_s` fault drill: added latency per update); unknown names are errors."
-        unknown = set(knobs) - set(self.KNOBS) - {"delay_s"}
-        if unknown: raise ValueError(f"unknown learner knob(s) {sorted(unknown)}: expected {', '.join(self.KNOBS)}")
         self.delay_s = float(knobs.pop("delay_s", self.delay_s))
-        self.knobs.update(knobs)
+        self.knobs.update(knob_values(self.KNOBS, self.a, knobs, "learner"))
         return dict(self.knobs)
 
 # %% ../nbs/07_learner.ipynb 14
@@ -133,12 +144,15 @@ def autocast(self: Learner):
     "bf16 autocast for forward passes when `algo.bf16` is set (else a no-op)."
     return bf16_autocast(self.a.bf16, self.device.type)
 
+def scheduled_lr(lr: float, algo, opt_steps: int, env_steps: int, total_env_steps: int) -> float:
+    "The learning rate of the next optimizer step (every learner's, host and on-device): `lr` × warmup × optional anneal."
+    if algo.lr_warmup_updates: lr *= min(1.0, (opt_steps + 1) / algo.lr_warmup_updates)
+    if algo.anneal_lr: lr *= max(0.0, 1 - env_steps / total_env_steps)
+    return lr
+
 @patch
 def current_lr(self: Learner) -> float:
-    lr = self.knobs["lr"]
-    if self.a.lr_warmup_updates: lr *= min(1.0, (self.opt_steps + 1) / self.a.lr_warmup_updates)
-    if self.a.anneal_lr: lr *= max(0.0, 1 - self.env_steps / self.cfg.run.total_env_steps)
-    return lr
+    return scheduled_lr(self.knobs["lr"], self.a, self.opt_steps, self.env_steps, self.cfg.run.total_env_steps)
 
 @patch
 def _step(self: Learner) -> float:
@@ -227,20 +241,25 @@ def params(self: Learner) -> list[np.ndarray]:
     return [p.detach().cpu().numpy().copy() for p in self.model.parameters()]
 
 # %% ../nbs/07_learner.ipynb 18
-@patch
-def address(self: Learner) -> str:
-    "`tcp://host:port` with a free port on this learner's host: where an all-reduce group can meet."
+def meeting_address() -> str:
+    "`tcp://host:port` with a free port on this host: where an all-reduce group can meet (its rank 0 asks)."
     import socket
     host = socket.gethostbyname(socket.gethostname())
     with socket.socket() as s: s.bind(("", 0)); port = s.getsockname()[1]
     return f"tcp://{host}:{port}"
 
+def init_group(device: torch.device, init_method: str, rank: int, world_size: int) -> None:
+    "Join a torch.distributed group: NCCL on CUDA, gloo on the CPU (every learner that all-reduces, host or on-device)."
+    import torch.distributed as dist
+    dist.init_process_group("nccl" if device.type == "cuda" else "gloo", init_method=init_method, rank=rank, world_size=world_size)
+
+@patch
+def address(self: Learner) -> str: return meeting_address()
+
 @patch
 def join_group(self: Learner, init_method: str, rank: int, world_size: int) -> int:
-    "Join a torch.distributed group (gloo on CPU, NCCL on CUDA) whose members all-reduce gradients at every step."
-    import torch.distributed as dist
-    backend = "nccl" if self.device.type == "cuda" else "gloo"
-    dist.init_process_group(backend, init_method=init_method, rank=rank, world_size=world_size)
+    "Join a group whose members all-reduce gradients at every step."
+    init_group(self.device, init_method, rank, world_size)
     self.group_size = world_size
     return rank
 

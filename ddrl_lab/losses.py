@@ -10,7 +10,7 @@ from typing import Optional
 import torch
 
 # %% auto 0
-__all__ = ['gae', 'ppo_loss']
+__all__ = ['STAT_NAMES', 'gae', 'ppo_terms', 'ppo_loss']
 
 # %% ../nbs/06_losses.ipynb 5
 def gae(rewards: torch.Tensor, values: torch.Tensor, next_values: torch.Tensor, dones: torch.Tensor,
@@ -26,27 +26,41 @@ def gae(rewards: torch.Tensor, values: torch.Tensor, next_values: torch.Tensor, 
     return adv, adv + values
 
 # %% ../nbs/06_losses.ipynb 13
+STAT_NAMES = ("loss_policy", "loss_value", "entropy", "approx_kl", "clip_frac")   # the order of `ppo_terms`' statistics
+
+def ppo_terms(new_logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tensor, new_values: torch.Tensor,
+              returns: torch.Tensor, entropy: Optional[torch.Tensor], clip_coef: float, vf_coef: float, ent_coef: float,
+              vf_clip: Optional[float] = None, old_values: Optional[torch.Tensor] = None,
+              with_stats: bool = True) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
+    """The PPO loss of every learner (host and on-device): clipped policy loss + vf_coef * value loss (optionally
+    clipped) - ent_coef * entropy; with `with_stats`, its parts as one tensor in the order of `STAT_NAMES` (never read
+    back here: a GPU does not wait). `entropy` may be None where `ent_coef` is 0 and no statistics are asked for."""
+    if vf_clip is not None and old_values is None: raise ValueError("vf_clip needs old_values: the values at collection time")
+    logratio = new_logp - old_logp
+    ratio = logratio.exp()
+    pg_loss = torch.max(-advantages * ratio, -advantages * ratio.clamp(1 - clip_coef, 1 + clip_coef)).mean()
+    v_err = (new_values - returns).square()
+    if vf_clip is not None:
+        v_clipped = old_values + (new_values - old_values).clamp(-vf_clip, vf_clip)
+        v_err = torch.max(v_err, (v_clipped - returns).square())
+    v_loss = 0.5 * v_err.mean()
+    loss = pg_loss + vf_coef * v_loss
+    if entropy is None: return loss, None
+    ent = entropy.mean()
+    loss = loss - ent_coef * ent
+    if not with_stats: return loss, None
+    with torch.no_grad():
+        stats = torch.stack([pg_loss, v_loss, ent, ((ratio - 1) - logratio).mean(), ((ratio - 1).abs() > clip_coef).float().mean()])
+    return loss, stats
+
 def ppo_loss(new_logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tensor,
              new_values: torch.Tensor, returns: torch.Tensor, entropy: torch.Tensor,
              clip_coef: float, vf_coef: float, ent_coef: float, vf_clip: Optional[float] = None,
              old_values: Optional[torch.Tensor] = None) -> tuple[torch.Tensor, dict[str, float]]:
-    "The PPO loss and its parts: clipped policy loss + vf_coef * value loss (optionally clipped) - ent_coef * entropy."
-    if vf_clip is not None and old_values is None: raise ValueError("vf_clip needs old_values: the values at collection time")
-    logratio = new_logp - old_logp
-    ratio = logratio.exp()
-    pg_loss1 = -advantages * ratio
-    pg_loss2 = -advantages * ratio.clamp(1 - clip_coef, 1 + clip_coef)
-    pg_loss = torch.max(pg_loss1, pg_loss2).mean()
-    v_err = (new_values - returns).pow(2)
+    "`ppo_terms` with its statistics read as floats (and, with `vf_clip`, the share of values it clipped)."
+    loss, st = ppo_terms(new_logp, old_logp, advantages, new_values, returns, entropy, clip_coef, vf_coef, ent_coef,
+                         vf_clip, old_values)
+    stats = dict(zip(STAT_NAMES, st.tolist()))
     if vf_clip is not None:
-        v_clipped = old_values + (new_values - old_values).clamp(-vf_clip, vf_clip)
-        v_err = torch.max(v_err, (v_clipped - returns).pow(2))
-    v_loss = 0.5 * v_err.mean()
-    ent = entropy.mean()
-    loss = pg_loss + vf_coef * v_loss - ent_coef * ent
-    with torch.no_grad():
-        stats = dict(loss_policy=pg_loss.item(), loss_value=v_loss.item(), entropy=ent.item(),
-                     approx_kl=((ratio - 1) - logratio).mean().item(),
-                     clip_frac=((ratio - 1).abs() > clip_coef).float().mean().item())
-        if vf_clip is not None: stats["value_clip_frac"] = ((new_values - old_values).abs() > vf_clip).float().mean().item()
+        with torch.no_grad(): stats["value_clip_frac"] = ((new_values - old_values).abs() > vf_clip).float().mean().item()
     return loss, stats

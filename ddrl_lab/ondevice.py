@@ -22,10 +22,11 @@ import torch.multiprocessing as mp
 
 from .config import Config, ConfigError, config_from_dict, config_to_dict, load_config
 from .envs import env_seeds
-from .learner import resolve_device
+from .learner import bootstrap_values, knob_values, next_step, resolve_device, scheduled_lr
+from .losses import gae
 from .models import build_q_model
-from .ondevice_ops import (STAT_NAMES, FlatAdam, clip_flat_, flat_parameters, grad_step, make_model,
-                                   ondevice_gae, ondevice_next, ondevice_nstep, ppo_objective, sample_actions)
+from .ondevice_ops import (STAT_NAMES, FlatAdam, flat_parameters, flat_step, grad_step, make_model,
+                                   ondevice_nstep, ppo_objective, sample_actions)
 from .targets import double_q_values, dqn_loss, vtrace_loss
 from .torch_envs import make_torch_pool
 
@@ -45,10 +46,10 @@ class OnDeviceLoop:
     against the target, and the `train` loop (`rollout`, then `learn`, until a step budget or the target)."""
     ALGO: str = ""                        # the `algo.name` a subclass trains
     PRESET: str = ""                      # its preset, used when no config is given
-    KNOBS: dict = {}                      # live knobs: name -> type
+    KNOBS: tuple = ()                     # live knobs: names of `algo` settings (the host learners' format)
     COUNTERS = ("version", "updates", "opt_steps", "env_steps", "episodes")   # what a checkpoint carries besides tensors
 
-    def __init__(self, cfg=None, overrides=None, num_threads: Optional[int] = 1):
+    def __init__(self, cfg=None, overrides=None, num_threads: Optional[int] = 1, rank: int = 0):
         self.t_created = time.perf_counter()
         self.cfg = cfg = load_config(cfg if cfg is not None else self.PRESET, overrides)
         name = type(self).__name__
@@ -61,8 +62,9 @@ class OnDeviceLoop:
         if dev.type == "cuda" and dev.index is None: dev = torch.device("cuda", torch.cuda.current_device())
         self.device = dev
         self.pool = make_torch_pool(cfg.env.id, cfg.env.num_envs, device=dev, max_episode_steps=cfg.env.max_episode_steps)
-        self.obs = self.pool.reset(env_seeds(cfg.env, 0, cfg.run.seed))
-        self.gen = torch.Generator(device=dev).manual_seed(cfg.run.seed)
+        self.obs = self.pool.reset(env_seeds(cfg.env, rank, cfg.run.seed))   # member `rank` of a data-parallel group: its own envs
+        self.gen = torch.Generator(device=dev).manual_seed(cfg.run.seed + 7919 * rank)
+        self.rank, self.reduce = rank, None      # `reduce`: averages the flat gradient over the group (`DeviceTrainer.join_group`)
         self.knobs = {k: getattr(cfg.algo, k) for k in self.KNOBS}
         self.version = self.updates = self.opt_steps = self.env_steps = 0
         self.returns = deque(maxlen=cfg.run.return_window)   # last episode returns, in the order they ended
@@ -116,11 +118,8 @@ class OnDeviceLoop:
         return float(np.mean(self.returns)) if self.returns else float("nan")
 
     def lr_now(self) -> float:
-        "The learning rate of the next optimizer step: knob × warmup ramp × (optional) linear anneal."
-        a, lr = self.cfg.algo, self.knobs["lr"]
-        if a.lr_warmup_updates: lr *= min(1.0, (self.opt_steps + 1) / a.lr_warmup_updates)
-        if a.anneal_lr: lr *= max(0.0, 1.0 - self.env_steps / self.cfg.run.total_env_steps)
-        return lr
+        "The learning rate of the next optimizer step (`learner.scheduled_lr`: knob × warmup ramp × optional linear anneal)."
+        return scheduled_lr(self.knobs["lr"], self.cfg.algo, self.opt_steps, self.env_steps, self.cfg.run.total_env_steps)
 
     def learn(self) -> dict:
         "Learn from what the last rollout added (a subclass's update)."
@@ -154,10 +153,8 @@ class OnDeviceLoop:
                     episodes=self.episodes, **{f"knob_{k}": v for k, v in self.knobs.items()})
 
     def set_knobs(self, **knobs) -> dict:
-        "Change live hyperparameters (names in `KNOBS`); unknown names are errors."
-        unknown = sorted(set(knobs) - set(self.KNOBS))
-        if unknown: raise ValueError(f"unknown knob(s) {unknown}: {type(self).__name__} has {', '.join(self.KNOBS)}")
-        self.knobs.update({k: self.KNOBS[k](v) for k, v in knobs.items()})
+        "Change live hyperparameters (names in `KNOBS`, as every learner takes them: `learner.knob_values`)."
+        self.knobs.update(knob_values(self.KNOBS, self.cfg.algo, knobs, type(self).__name__))
         return dict(self.knobs)
 
     def _own_state(self) -> dict: raise NotImplementedError     # a subclass's networks (and replay)
@@ -182,16 +179,15 @@ class OnDeviceLoop:
 class OnDevicePPO(OnDeviceLoop):
     "PPO with env pool, rollout storage, inference and learner all on one device (`topology.device`)."
     ALGO, PRESET = "ppo", "cartpole-ondevice"
-    KNOBS = {"lr": float, "ent_coef": float, "clip_coef": float, "epochs": int, "minibatch_size": int,
-             "vf_coef": float, "max_grad_norm": float, "gamma": float, "gae_lambda": float}
+    KNOBS = ("lr", "ent_coef", "clip_coef", "epochs", "minibatch_size", "vf_coef", "max_grad_norm", "gamma", "gae_lambda")
 
-    def __init__(self, cfg=None, overrides=None, num_threads: Optional[int] = 1):
-        super().__init__(cfg, overrides, num_threads)
+    def __init__(self, cfg=None, overrides=None, num_threads: Optional[int] = 1, rank: int = 0):
+        super().__init__(cfg, overrides, num_threads, rank)
         a, M, T, dev = self.cfg.algo, self.cfg.env.num_envs, self.cfg.algo.segment_length, self.device
         obs_space, act_space = self.pool.single_observation_space, self.pool.single_action_space
         self.model = make_model(self.cfg, obs_space, act_space, dev)
         self.flat, self.grad = flat_parameters(self.model)
-        self.opt = FlatAdam(self.flat, self.grad, a.lr)
+        self.opt = FlatAdam(self.flat, self.grad, a.lr, eps=1e-5 if a.opt_eps is None else a.opt_eps)
         # rollout storage, (T, M, ...) on the device
         z = lambda dtype=torch.float32, shape=(): torch.zeros((T, M, *shape), dtype=dtype, device=dev)
         self.b_obs = z(self.obs.dtype, obs_space.shape)
@@ -227,22 +223,21 @@ class OnDevicePPO(OnDeviceLoop):
 
     # --- learning ---
     @torch.no_grad()
-    def _bootstrap_values(self) -> tuple[torch.Tensor, torch.Tensor]:
-        "V(obs after the rollout), `(M,)`, and V(final obs) where a step truncated (0 elsewhere), `(T, M)`."
+    def _next_values(self) -> torch.Tensor:
+        """`(T, M)` values to bootstrap from after each step of the rollout, by the rule every learner uses
+        (`learner.bootstrap_values`): V(next observation), V(final observation) where a step truncated, 0 after a termination."""
         with self._autocast():
             last_value = self.model.value(self.obs).float()
-            final_values = torch.zeros_like(self.b_values)
             idx = self.b_truncated.view(-1).nonzero().squeeze(1)
-            if len(idx): final_values.view(-1)[idx] = self.model.value(self.b_final_obs.flatten(0, 1)[idx]).float()
-        return last_value, final_values
+            final = self.model.value(self.b_final_obs.flatten(0, 1)[idx]).float() if len(idx) else last_value[:0]
+        return bootstrap_values(self.b_values, last_value, final, idx, self.b_terminated)
 
     @torch.no_grad()
     def batch(self) -> dict:
-        "The last rollout as flat tensors with advantages and returns (bootstrapping as in `ondevice_gae`)."
+        "The last rollout as flat tensors with advantages and returns (`losses.gae` over `_next_values`)."
         t0 = time.perf_counter()
-        last_value, final_values = self._bootstrap_values()
-        adv, ret = ondevice_gae(self.b_rewards, self.b_values, last_value, final_values, self.b_terminated,
-                                self.b_truncated, self.knobs["gamma"], self.knobs["gae_lambda"])
+        adv, ret = gae(self.b_rewards, self.b_values, self._next_values(), self.b_terminated | self.b_truncated,
+                       self.knobs["gamma"], self.knobs["gae_lambda"])
         self.train_s += time.perf_counter() - t0
         return dict(obs=self.b_obs.flatten(0, 1), actions=self.b_actions.view(-1), logp=self.b_logp.view(-1),
                     values=self.b_values.view(-1), adv=adv.view(-1), ret=ret.view(-1))
@@ -262,7 +257,8 @@ class OnDevicePPO(OnDeviceLoop):
                 self.opt.lr = lr
                 last = e == epochs - 1 and i == starts[-1]
                 st = grad_step(self.model, self.opt, self.grad, {n: v[i:i + mbs] for n, v in shuffled.items()}, k,
-                               normalize_advantages=a.normalize_advantages, vf_clip=vf_clip, bf16=a.bf16, with_stats=last)
+                               normalize_advantages=a.normalize_advantages, vf_clip=vf_clip, bf16=a.bf16, with_stats=last,
+                               reduce=self.reduce)
                 self.opt_steps += 1
                 if last: stats = st
         self.version += 1; self.updates += 1
@@ -286,16 +282,14 @@ class OnDevicePPO(OnDeviceLoop):
 class OnDeviceIMPALA(OnDevicePPO):
     "IMPALA's V-trace actor-critic with env pool, rollout storage, inference and learner all on one device."
     ALGO = "impala"
-    KNOBS = {"lr": float, "ent_coef": float, "epochs": int, "minibatch_size": int, "vf_coef": float,
-             "max_grad_norm": float, "gamma": float}
+    KNOBS = ("lr", "ent_coef", "epochs", "minibatch_size", "vf_coef", "max_grad_norm", "gamma")
 
     @torch.no_grad()
     def batch(self) -> dict:
         """The last rollout as `(T, M)` tensors, with the value after each step: V(next obs), V(final obs)
         where truncated, 0 where terminated (from the model as it is before the update)."""
         t0 = time.perf_counter()
-        last_value, final_values = self._bootstrap_values()
-        next_values = ondevice_next(self.b_values, last_value, final_values, self.b_truncated).masked_fill(self.b_terminated, 0.0)
+        next_values = self._next_values()
         self.train_s += time.perf_counter() - t0
         return dict(obs=self.b_obs, actions=self.b_actions, logp=self.b_logp, rewards=self.b_rewards,
                     next_values=next_values, dones=self.b_terminated | self.b_truncated)
@@ -320,8 +314,7 @@ class OnDeviceIMPALA(OnDevicePPO):
                                           k["ent_coef"], rho_bar=a.rho_bar, c_bar=a.c_bar)
                 self.grad.zero_()
                 loss.backward()
-                clip_flat_(self.grad, k["max_grad_norm"])
-                self.opt.step()
+                flat_step(self.opt, self.grad, k["max_grad_norm"], self.reduce)
                 self.opt_steps += 1
         self.version += 1; self.updates += 1
         self.train_s += time.perf_counter() - t0
@@ -332,11 +325,10 @@ class OnDeviceDQN(OnDeviceLoop):
     """Double DQN with n-step returns, with env pool, replay, epsilon-greedy acting and learner all on one device:
     each rollout's transitions go into a ring of device tensors, and the learner samples it uniformly."""
     ALGO, PRESET = "dqn", "cartpole-ondevice-dqn"
-    KNOBS = {"lr": float, "updates_per_segment": int, "batch_size": int, "target_update_every": int, "gamma": float,
-             "max_grad_norm": float}
+    KNOBS = ("lr", "updates_per_segment", "batch_size", "target_update_every", "gamma", "max_grad_norm")
 
-    def __init__(self, cfg=None, overrides=None, num_threads: Optional[int] = 1):
-        super().__init__(cfg, overrides, num_threads)
+    def __init__(self, cfg=None, overrides=None, num_threads: Optional[int] = 1, rank: int = 0):
+        super().__init__(cfg, overrides, num_threads, rank)
         cfg, dev = self.cfg, self.device
         a, M, T = cfg.algo, cfg.env.num_envs, cfg.algo.segment_length
         obs_space, act_space = self.pool.single_observation_space, self.pool.single_action_space
@@ -344,7 +336,7 @@ class OnDeviceDQN(OnDeviceLoop):
         self.net = build_q_model(obs_space, act_space, a.hidden_size, torso=a.model).to(dev)
         self.target_net = copy.deepcopy(self.net).requires_grad_(False)
         self.flat, self.grad = flat_parameters(self.net)
-        self.opt = FlatAdam(self.flat, self.grad, a.lr)
+        self.opt = FlatAdam(self.flat, self.grad, a.lr, eps=1e-5 if a.opt_eps is None else a.opt_eps)
         self.num_actions = int(act_space.n)
         z = lambda dtype=torch.float32, shape=(), n=(T, M): torch.zeros((*n, *shape), dtype=dtype, device=dev)
         # this rollout, (T, M, ...)
@@ -389,7 +381,8 @@ class OnDeviceDQN(OnDeviceLoop):
     def _store(self, returns, discounts, boot_index, last_obs) -> None:
         "Write the rollout's items into the ring: obs, action, n-step return, discount and the obs to bootstrap from."
         T, M = returns.shape
-        next_obs = ondevice_next(self.b_obs, last_obs, self.b_final_obs, self.b_truncated)
+        idx = self.b_truncated.view(-1).nonzero().squeeze(1)     # the bootstrap rule of every learner, on observations
+        next_obs = next_step(self.b_obs, last_obs, self.b_final_obs.flatten(0, 1)[idx], idx)
         boot = next_obs.gather(0, boot_index.view(T, M, *[1] * (next_obs.dim() - 2)).expand_as(next_obs))
         n = T * M
         idx = (self.r_pos + torch.arange(n, device=self.device)) % self.capacity
@@ -415,8 +408,7 @@ class OnDeviceDQN(OnDeviceLoop):
             loss, stats = dqn_loss(q_taken, y)
             self.grad.zero_()
             loss.backward()
-            clip_flat_(self.grad, k["max_grad_norm"])
-            self.opt.step()
+            flat_step(self.opt, self.grad, k["max_grad_norm"], self.reduce)
             self.opt_steps += 1
             if self.opt_steps - self.synced_at >= int(k["target_update_every"]):
                 self.target_net.load_state_dict(self.net.state_dict()); self.synced_at = self.opt_steps

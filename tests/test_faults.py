@@ -111,3 +111,6 @@ def test_a_replay_shard_dies_and_comes_back_from_its_snapshot(tmp_path, ray_clus
     # what was sent to the shard but is not in its books was lost with it, and is counted
     assert b["replay_lost_transitions"] == job.replay_added[1] - shard["added"] >= 0
     assert b["produced"] == b["in_replay"] + b["rejected"] + b["dropped_stop"]
+    # what tests/test_learning.py asks of a DQN run on Ray (this is its run): 2 workers, the budget, replay figures
+    assert job.config.topology.num_workers == 2 and df.env_steps.iloc[-1] <= 100_000 + 2 * 8 * 32
+    assert df.replay_size.iloc[-1] > 0 and df.replay_age_mean.notna().any()

@@ -16,28 +16,32 @@ PROBE = textwrap.dedent("""
     from ddrl_lab import Job
     from ddrl_lab.runtime import init_local_ray
     init_local_ray(num_cpus=5, num_gpus=3, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    job = Job("cartpole-ppo", {"run.runtime": "ray", "run.out": tempfile.mkdtemp(), "run.total_env_steps": 100_000,
-                               "run.target_return": None, "topology.device": "auto", "topology.num_learners": 2,
-                               "sync.aggregation": "parameter-server"}).start()
-    try:                             # the learners take their GPUs once Ray has placed them: wait for that, not for rows
-        t0 = time.monotonic()
-        while ray.available_resources().get("GPU", 0.0) > 1 and time.monotonic() - t0 < 60: time.sleep(0.1)
-        time.sleep(1.0)              # (had anything else asked for a GPU, it would show by now)
-        free = ray.available_resources().get("GPU", 0.0)
-    finally:
-        job.stop()
-    print(json.dumps(dict(per_learner=job.gpus_per_learner, free_while_running=free, free_after=ray.available_resources().get("GPU", 0.0))))
+    def gpus_taken(preset, overrides):
+        job = Job(preset, {"run.runtime": "ray", "run.out": tempfile.mkdtemp(), "run.total_env_steps": 10**8,
+                           "run.target_return": None, "topology.device": "auto", "topology.num_learners": 2, **overrides}).start()
+        try:                         # the learners take their GPUs once Ray has placed them: wait for that, not for rows
+            t0 = time.monotonic()
+            while ray.available_resources().get("GPU", 0.0) > 1 and time.monotonic() - t0 < 60: time.sleep(0.1)
+            time.sleep(1.0)          # (had anything else asked for a GPU, it would show by now)
+            free = ray.available_resources().get("GPU", 0.0)
+        finally:
+            job.stop()
+        return dict(per_learner=job.gpus_per_learner, free_while_running=free, free_after=ray.available_resources().get("GPU", 0.0))
+    print(json.dumps(dict(host=gpus_taken("cartpole-ppo", {"sync.aggregation": "parameter-server"}),
+                          ondevice=gpus_taken("cartpole-ondevice", {}))))
 """)
 
 
 def test_learners_ask_ray_for_a_gpu_each_when_the_cluster_has_them(child_env):
-    """A cluster declaring 3 GPUs (Ray takes the count on trust: `num_gpus`), `topology.device: auto`, 2 gradient
-    learners behind a parameter server: each learner asks for one GPU, the server and the env workers for none,
-    so 1 of the 3 stays free while the job runs (the learners then find no CUDA and train on the CPU)."""
+    """A cluster declaring 3 GPUs (Ray takes the count on trust: `num_gpus`), `topology.device: auto`, 2 learners:
+    2 gradient learners behind a parameter server, then a data-parallel on-device group of 2 trainers. Each learner or
+    trainer asks for one GPU, the server and the env workers for none, so 1 of the 3 stays free while each job runs
+    (they then find no CUDA and train on the CPU)."""
     r = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, env=child_env, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     got = json.loads(r.stdout.strip().splitlines()[-1])
-    assert got == dict(per_learner=1, free_while_running=1.0, free_after=3.0), got
+    want = dict(per_learner=1, free_while_running=1.0, free_after=3.0)
+    assert got == dict(host=want, ondevice=want), got
 
 
 def test_a_job_asking_for_more_gpus_than_the_cluster_has_is_refused_before_it_starts(tmp_path, ray_cluster, child_env):

@@ -21,18 +21,16 @@ def _solve(preset, seed, tmp_path):
     return job, df
 
 
-@pytest.mark.parametrize("preset", ["cartpole-impala", "cartpole-dqn", "cartpole-central"])
+# cartpole-dqn on Ray with 2 workers learns in tests/test_faults.py (the replay-shard drill: the same preset and budget,
+# a shard killed on the way), which asserts all of what is asked here too.
+@pytest.mark.parametrize("preset", ["cartpole-impala", "cartpole-central"])
 def test_learns_cartpole_on_ray_with_two_workers(preset, tmp_path, ray_cluster):
     job, df = _solve(preset, 0, tmp_path)
     meta = json.loads((job.run_dir / "meta.json").read_text())
     b = meta["books"]
-    if preset == "cartpole-dqn":   # every segment produced went into replay, was rejected, or was in flight at the stop
-        assert b["produced"] == b.get("in_replay", 0) + b.get("rejected", 0) + b.get("dropped_stop", 0), b
-        assert df.replay_size.iloc[-1] > 0 and df.replay_age_mean.notna().any()
-    else:
-        assert b["produced"] == b["trained"] + b.get("rejected", 0) + b.get("dropped_stale", 0) + b.get("dropped_stop", 0) \
-            + b.get("lost_with_learner", 0)
-        assert df.version_lag_max.max() <= 16
+    assert b["produced"] == b["trained"] + b.get("rejected", 0) + b.get("dropped_stale", 0) + b.get("dropped_stop", 0) \
+        + b.get("lost_with_learner", 0)
+    assert df.version_lag_max.max() <= 16
     if preset == "cartpole-central":   # inference was batched across the workers, and its latency measured
         assert df.inference_latency_p50_ms.notna().any() and (df.inference_batch_fill > 0).all()
 

@@ -97,7 +97,9 @@ def test_async_staleness_window(window, tmp_path, ray_cluster):
         assert b["gradients_dropped"] == 0 and b["gradients_applied"] == b["gradients_pushed"]
 
 
-@pytest.mark.parametrize("mode", ["sync-allreduce", "async-ps", "soft-ps", "async-hybrid"])
+# sync-allreduce and async-hybrid learn in the heal test below (the same run, with a member killed on the way), which asserts
+# all of this too.
+@pytest.mark.parametrize("mode", ["async-ps", "soft-ps"])
 def test_each_mode_learns_cartpole_with_two_workers_and_two_learners(mode, tmp_path, ray_cluster):
     job = _run(tmp_path, mode, **{"run.total_env_steps": 300_000, "run.target_return": 475})
     df, b = job.metrics(), job.books
@@ -137,3 +139,26 @@ def test_a_learner_group_that_loses_a_member_is_rebuilt_and_still_reaches_its_ta
     assert df.policy_version.is_monotonic_increasing
     assert b["lost_with_learner"] > 0
     assert b["produced"] == b["trained"] + b["rejected"] + b["dropped_stale"] + b["dropped_stop"] + b["lost_with_learner"], dict(b)
+    assert {"sync_rtt_ms", "grad_lag_mean", "lag_hist_0"} <= set(df.columns)       # (what the mode's learning test asked)
+    if mode == "sync-allreduce": assert df.barrier_wait_ms.notna().any()
+
+
+def test_an_on_device_data_parallel_group_keeps_one_set_of_weights_and_learns(tmp_path, ray_cluster):
+    """`topology.mode: on-device` with 2 learners on Ray: two trainer processes, each stepping its own 32 envs, average
+    their gradients over gloo at every optimizer step. Mid-run both hold bit-identical weights at the same version; the
+    job learns CartPole to 475, and each member's env steps are in the books."""
+    job = Job("cartpole-ondevice", {"run.runtime": "ray", "topology.num_learners": 2, "topology.device": "cpu",
+                                    "run.total_env_steps": 400_000, "run.out": str(tmp_path)}).start()
+    rt = job.runtime
+    while len(job.metrics()) < 3 and job.status == "running": time.sleep(0.05)
+    for _ in range(20):         # a state taken between two steps of each member: the same version on both
+        states = rt.get([rt.call(m, "state_dict") for m in job.learners])
+        if states[0]["version"] == states[1]["version"]: break
+    assert len(job.learners) == 2 and states[0]["version"] == states[1]["version"] > 0
+    for k, v in states[0]["model"].items(): assert torch.equal(v, states[1]["model"][k]), k
+    assert not torch.equal(states[0]["obs"], states[1]["obs"])        # each member steps its own envs
+    job.wait()
+    df = job.metrics()
+    assert job.status == "finished" and df.episode_return_mean.iloc[-1] >= 475, df.episode_return_mean.max()
+    assert set(job.steps_by_worker) == {0, 1} and job.steps_by_worker[0] == job.steps_by_worker[1] > 0
+    assert job.books["produced"] == job.books["trained"] == 2 * df.learner_updates.iloc[-1]

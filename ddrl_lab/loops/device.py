@@ -12,13 +12,14 @@ from typing import Optional
 import torch
 
 from ..config import Config
-from ..learner import newest_checkpoint
+from ..envs import env_seeds
+from ..learner import init_group, meeting_address, newest_checkpoint
 from .base import Loop
 from ..ondevice import OnDeviceDQN, OnDeviceIMPALA, OnDevicePPO
-from ..runtime import ActorDied
+from ..runtime import ActorDied, PeerLost
 
 # %% auto 0
-__all__ = ['ONDEVICE', 'DEVICE_KNOBS', 'WORKER_DRILLS', 'DeviceTrainer', 'DeviceLoop']
+__all__ = ['ONDEVICE', 'DEVICE_KNOBS', 'DeviceTrainer', 'merged', 'DeviceLoop']
 
 # %% ../../nbs/11i_device_loop.ipynb 5
 ONDEVICE = {"ppo": OnDevicePPO, "impala": OnDeviceIMPALA, "dqn": OnDeviceDQN}    # algo.name -> its all-on-device learner
@@ -30,15 +31,35 @@ class DeviceTrainer:
     answers as a learner's update does (what `Job.trained` folds in), with the rollout as one segment of worker 0
     (`produced`). A rollout with a non-finite reward or observation is not learned from: it is a segment rejected at the
     source, with provenance, and its episodes' returns (NaN) never reach the statistics. A restarted trainer goes on from
-    its run's newest checkpoint, numbering versions above the last one the job saw."""
+    its run's newest checkpoint, numbering versions above the last one the job saw. Member `rank` of a data-parallel
+    group (`join_group`) steps its own envs and averages its gradients with the others' before every optimizer step."""
     KNOBS = DEVICE_KNOBS
 
-    def __init__(self, cfg: Config, checkpoint_dir: Optional[str] = None, force_checkpoint: bool = False):
-        self.core = ONDEVICE[cfg.algo.name](cfg)                 # (one intra-op thread, as the benchmark runs it)
+    def __init__(self, cfg: Config, checkpoint_dir: Optional[str] = None, force_checkpoint: bool = False, rank: int = 0):
+        core = self.core = ONDEVICE[cfg.algo.name](cfg, rank=rank)   # (one intra-op thread, as the benchmark runs it)
         self.incarnation, self.restored_from, self.delay_s = uuid.uuid4().hex[:12], None, 0.0
         newest = newest_checkpoint(checkpoint_dir) if checkpoint_dir else None
-        if newest is not None:      # restarted, or resumed: the newest checkpoint of the run
-            self.core.load_state_dict(torch.load(newest, map_location="cpu", weights_only=True)); self.restored_from = newest.name
+        if newest is not None:      # restarted, or resumed: the newest checkpoint of the run (rank 0's state)
+            core.load_state_dict(torch.load(newest, map_location="cpu", weights_only=True)); self.restored_from = newest.name
+            if rank: core.obs = core.pool.reset(env_seeds(cfg.env, rank, cfg.run.seed))   # another member: its own envs again
+
+    def address(self) -> str: return meeting_address()
+
+    def join_group(self, init_method: str, world_size: int) -> int:
+        """Join a data-parallel group of `world_size` trainers (NCCL on CUDA, gloo on the CPU): start from rank 0's
+        weights, and average the flat gradient over the group before each optimizer step (one all-reduce per step)."""
+        import torch.distributed as dist
+        core = self.core
+        init_group(core.device, init_method, core.rank, world_size)
+        dist.broadcast(core.flat, 0)
+        if hasattr(core, "target_net"): core.target_net.load_state_dict(core.net.state_dict())
+        def average(grad: torch.Tensor) -> None:
+            try: dist.all_reduce(grad)
+            except RuntimeError as e:    # a member died mid-collective
+                raise PeerLost(f"a member of this on-device group is gone ({str(e).splitlines()[0][:200]})") from None
+            grad.div_(world_size)
+        core.reduce = average
+        return core.rank
 
     def state_dict(self) -> dict: return dict(self.core.state_dict(), version=self.core.version)
 
@@ -55,11 +76,11 @@ class DeviceTrainer:
         t0, steps0 = time.perf_counter(), core.env_steps
         out = core.rollout()
         t1 = time.perf_counter()
-        seg = dict(worker_id=0, incarnation=self.incarnation, env_steps=core.env_steps - steps0, collect_s=t1 - t0)
+        seg = dict(worker_id=core.rank, incarnation=self.incarnation, env_steps=core.env_steps - steps0, collect_s=t1 - t0)
         if out["clean"]: stats = core.learn()
         else:
             stats = {}
-            seg["rejected"] = dict(worker_id=0, seq=core.updates, policy_version=core.version, reason="non-finite reward or observation")
+            seg["rejected"] = dict(worker_id=core.rank, seq=core.updates, policy_version=core.version, reason="non-finite reward or observation")
         if self.delay_s: time.sleep(self.delay_s)
         return dict(produced=seg, trained=int(out["clean"]), rejected=0, dropped_stale=0, rejections=[],
                     policy_version=core.version, episode_returns=out["episode_returns"], version_lags=[0] * out["clean"],
@@ -67,7 +88,12 @@ class DeviceTrainer:
                     **{k: float(v) for k, v in stats.items()})
 
 # %% ../../nbs/11i_device_loop.ipynb 8
-WORKER_DRILLS = ("poison", "kill_worker", "slow_worker")   # on-device, these hit the env pool inside the trainer
+def merged(infos: list[dict]) -> dict:
+    """One update of a data-parallel group as the job folds it in: every member's trained segments, episodes and lags,
+    the slowest member's update time, and rank 0's losses, version and incarnation."""
+    if len(infos) == 1: return infos[0]
+    return dict(infos[0], trained=sum(i["trained"] for i in infos), update_s=max(i["update_s"] for i in infos),
+                episode_returns=[r for i in infos for r in i["episode_returns"]], version_lags=[l for i in infos for l in i["version_lags"]])
 
 class DeviceLoop(Loop):
     """The all-on-device loop (`topology.mode: on-device`): one component, a `DeviceTrainer`, holds the torch env pool,
@@ -87,9 +113,15 @@ class DeviceLoop(Loop):
         if t.num_workers != 1:
             out.append(f"topology.num_workers = {t.num_workers}: on-device, the env pool lives in the trainer and its size is "
                        f"env.num_envs; leave topology.num_workers at 1.")
-        if t.num_learners != 1:
-            out.append(f"topology.num_learners = {t.num_learners}: data parallel on-device learners are not available yet in "
-                       f"this version; set topology.num_learners=1.")
+        if t.num_learners > 1 and cfg.run.runtime != "ray":
+            out.append(f"topology.num_learners = {t.num_learners}: a data-parallel on-device group runs one process per "
+                       f"learner (Ray actors); set run.runtime=ray, or topology.num_learners=1.")
+        if t.num_learners > 1 and cfg.run.faults:
+            out.append(f"run.faults = {cfg.run.faults!r}: the drills of a data-parallel on-device group are not available yet "
+                       f"in this version; leave run.faults empty, or use topology.num_learners=1.")
+        if cfg.algo.optimizer != "adam":
+            out.append(f"algo.optimizer = {cfg.algo.optimizer!r}: the on-device learners step one flat Adam (eps: algo.opt_eps); "
+                       f"set algo.optimizer=adam.")
         if cfg.algo.name == "dqn" and cfg.replay.kind == "prioritized":
             out.append("replay.kind = 'prioritized': the on-device replay ring samples uniformly; set replay.kind=uniform.")
         for i, spec in enumerate(cfg.run.faults):
@@ -97,7 +129,9 @@ class DeviceLoop(Loop):
                 out.append(f"run.faults[{i}] = {spec!r}: on-device replay is a ring in the trainer's memory, not a shard.")
         return out
     @classmethod
-    def cpus(cls, cfg: Config) -> float: return 1.0             # the trainer: there are no env workers
+    def cpus(cls, cfg: Config) -> float: return float(cfg.topology.num_learners)   # the trainers: there are no env workers
+    @classmethod
+    def gpu_learners(cls, cfg: Config) -> int: return cfg.topology.num_learners
     @classmethod
     def learner_class(cls, cfg: Config) -> type: return DeviceTrainer
     @classmethod
@@ -105,23 +139,34 @@ class DeviceLoop(Loop):
         return {k: getattr(cfg.algo, k) for k in learner_knobs if k in ONDEVICE[cfg.algo.name].KNOBS}
 
     def spawn(self, spaces, checkpoint_dir, force, gpus) -> None:
-        self.learner = self.rt.spawn(DeviceTrainer, self.config, checkpoint_dir=checkpoint_dir, force_checkpoint=force,
-                                     restartable=True, num_gpus=gpus)
+        "One trainer; or `topology.num_learners` of them (one GPU each on cuda), joined in one all-reduce group."
+        rt, n = self.rt, self.config.topology.num_learners
+        group = [rt.spawn(DeviceTrainer, self.config, checkpoint_dir=checkpoint_dir, force_checkpoint=force, rank=r,
+                          restartable=n == 1, num_gpus=gpus) for r in range(n)]
+        self.learner = group[0]
+        if n > 1:
+            self.learners, address = group, rt.get(rt.call(group[0], "address"))
+            rt.get([rt.call(m, "join_group", address, n) for m in group], timeout=120)
 
+    def learner_targets(self) -> list: return self.learners or [self.learner]
     def drill_sizes(self) -> tuple: return 1, 0, 1               # worker 0 is the trainer's env pool
 
     def strike(self, fault: str, index: int, seconds: float) -> None:
         "The worker drills hit the pool inside the trainer: poison its rewards, kill its process, or slow every step."
         rt = self.rt
+        if self.learners: raise ValueError(f"{fault}: the drills of a data-parallel on-device group are not available yet.")
         if fault in ("kill_worker", "kill_learner"): rt.crash(self.learner)
         elif fault == "poison": rt.get(rt.call(self.learner, "set_knobs", poison=True))
         elif fault in ("slow_worker", "delay"): rt.get(rt.call(self.learner, "set_knobs", delay_s=seconds))
 
     def run(self) -> None:
         rt, job, led = self.rt, self.job, self.ledger
+        members = self.learners or [self.learner]
         while job.running():
             job.apply_knobs()
-            try: info = rt.get(rt.call(self.learner, "step", version_floor=led.rows.version))
-            except ActorDied: led.lost(0); continue      # the rollout died with the trainer, which comes back from its checkpoint
-            led.produced(info.pop("produced"))
-            if job.trained(info): break
+            try: infos = rt.get([rt.call(m, "step", version_floor=led.rows.version) for m in members])
+            except ActorDied:
+                if self.learners: raise                   # (a group is not rebuilt yet)
+                led.lost(0); continue      # the rollout died with the trainer, which comes back from its checkpoint
+            for info in infos: led.produced(info.pop("produced"))
+            if job.trained(merged(infos)): break
