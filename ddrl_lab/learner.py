@@ -29,8 +29,8 @@ from .targets import double_q_values, dqn_loss, vtrace_loss
 
 # %% auto 0
 __all__ = ['LEARNERS', 'newest_checkpoint', 'resolve_device', 'knob_values', 'make_optimizer', 'next_step', 'bootstrap_values',
-           'timed', 'Learner', 'scheduled_lr', 'meeting_address', 'init_group', 'PPOLearner', 'IMPALALearner',
-           'DQNLearner', 'learner_class']
+           'timed', 'Learner', 'scheduled_lr', 'meeting_address', 'init_group', 'group_mean_', 'PPOLearner',
+           'IMPALALearner', 'DQNLearner', 'learner_class']
 
 # %% ../nbs/07_learner.ipynb 4
 def newest_checkpoint(checkpoint_dir) -> Optional[Path]:
@@ -159,13 +159,9 @@ def _step(self: Learner) -> float:
     """Clip the global grad norm, take one optimizer step, clear the gradients; the norm before clipping.
     In an all-reduce group the gradients are first averaged over its members, so all of them take the same step."""
     if self.group_size > 1:
-        import torch.distributed as dist
         for p in self.model.parameters():
             if p.grad is None: p.grad = torch.zeros_like(p)
-            try: dist.all_reduce(p.grad)
-            except RuntimeError as e:    # a member died mid-collective: its peers' sockets are reset, or time out
-                raise PeerLost(f"a member of this learner's all-reduce group is gone ({str(e).splitlines()[0][:200]})") from None
-            p.grad /= self.group_size
+            group_mean_(p.grad, self.group_size)
     for g in self.opt.param_groups: g["lr"] = self.current_lr()
     norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.a.max_grad_norm)
     self.opt.step(); self.opt.zero_grad(set_to_none=True); self.opt_steps += 1
@@ -252,6 +248,14 @@ def init_group(device: torch.device, init_method: str, rank: int, world_size: in
     "Join a torch.distributed group: NCCL on CUDA, gloo on the CPU (every learner that all-reduces, host or on-device)."
     import torch.distributed as dist
     dist.init_process_group("nccl" if device.type == "cuda" else "gloo", init_method=init_method, rank=rank, world_size=world_size)
+
+def group_mean_(t: torch.Tensor, world_size: int) -> None:
+    "Average `t` in place over the group; a member that died mid-collective (its peers' sockets reset, or time out): `PeerLost`."
+    import torch.distributed as dist
+    try: dist.all_reduce(t)
+    except RuntimeError as e:
+        raise PeerLost(f"a member of this learner's all-reduce group is gone ({str(e).splitlines()[0][:200]})") from None
+    t.div_(world_size)
 
 @patch
 def address(self: Learner) -> str: return meeting_address()

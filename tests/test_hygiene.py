@@ -57,8 +57,11 @@ def test_quickstart_has_a_parameters_cell():
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_notebook_runs(name):
     "Each notebook's cells are its unit tests; slow cells run too (its `#| learning` cells: below)."
-    r = subprocess.run([BIN / "nbdev_test", "--path", f"nbs/{name}", "--flags", "slow"], cwd=ROOT,
-                       capture_output=True, text=True)
+    _nbdev_test(name, "slow")
+
+
+def _nbdev_test(name: str, flags: str) -> None:
+    r = subprocess.run([BIN / "nbdev_test", "--path", f"nbs/{name}", "--flags", flags], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
 
 
@@ -69,9 +72,7 @@ LEARNING_NOTEBOOKS = [n for n in NOTEBOOKS if '"#| learning' in (ROOT / "nbs" / 
 @pytest.mark.parametrize("name", LEARNING_NOTEBOOKS)
 def test_notebook_learning_cells_run(name):
     "A notebook's long learning runs (cells flagged `#| learning`: more seeds, full solves) with the rest of it."
-    r = subprocess.run([BIN / "nbdev_test", "--path", f"nbs/{name}", "--flags", "slow learning"], cwd=ROOT,
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
+    _nbdev_test(name, "slow learning")
 
 
 def _declared() -> set:

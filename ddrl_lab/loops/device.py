@@ -13,10 +13,10 @@ import torch
 
 from ..config import Config
 from ..envs import env_seeds
-from ..learner import init_group, meeting_address, newest_checkpoint
+from ..learner import group_mean_, init_group, meeting_address, newest_checkpoint
 from .base import Loop
 from ..ondevice import OnDeviceDQN, OnDeviceIMPALA, OnDevicePPO
-from ..runtime import ActorDied, PeerLost
+from ..runtime import ActorDied
 
 # %% auto 0
 __all__ = ['ONDEVICE', 'DEVICE_KNOBS', 'DeviceTrainer', 'merged', 'DeviceLoop']
@@ -35,7 +35,7 @@ class DeviceTrainer:
     group (`join_group`) steps its own envs and averages its gradients with the others' before every optimizer step."""
     KNOBS = DEVICE_KNOBS
 
-    def __init__(self, cfg: Config, checkpoint_dir: Optional[str] = None, force_checkpoint: bool = False, rank: int = 0):
+    def __init__(self, cfg: Config, checkpoint_dir: Optional[str] = None, rank: int = 0):
         core = self.core = ONDEVICE[cfg.algo.name](cfg, rank=rank)   # (one intra-op thread, as the benchmark runs it)
         self.incarnation, self.restored_from, self.delay_s = uuid.uuid4().hex[:12], None, 0.0
         newest = newest_checkpoint(checkpoint_dir) if checkpoint_dir else None
@@ -53,12 +53,7 @@ class DeviceTrainer:
         init_group(core.device, init_method, core.rank, world_size)
         dist.broadcast(core.flat, 0)
         if hasattr(core, "target_net"): core.target_net.load_state_dict(core.net.state_dict())
-        def average(grad: torch.Tensor) -> None:
-            try: dist.all_reduce(grad)
-            except RuntimeError as e:    # a member died mid-collective
-                raise PeerLost(f"a member of this on-device group is gone ({str(e).splitlines()[0][:200]})") from None
-            grad.div_(world_size)
-        core.reduce = average
+        core.reduce = lambda grad: group_mean_(grad, world_size)
         return core.rank
 
     def state_dict(self) -> dict: return dict(self.core.state_dict(), version=self.core.version)
@@ -141,7 +136,7 @@ class DeviceLoop(Loop):
     def spawn(self, spaces, checkpoint_dir, force, gpus) -> None:
         "One trainer; or `topology.num_learners` of them (one GPU each on cuda), joined in one all-reduce group."
         rt, n = self.rt, self.config.topology.num_learners
-        group = [rt.spawn(DeviceTrainer, self.config, checkpoint_dir=checkpoint_dir, force_checkpoint=force, rank=r,
+        group = [rt.spawn(DeviceTrainer, self.config, checkpoint_dir=checkpoint_dir, rank=r,
                           restartable=n == 1, num_gpus=gpus) for r in range(n)]
         self.learner = group[0]
         if n > 1:
