@@ -3,19 +3,23 @@
 The public API; the modules are exported from the notebooks in nbs/ (this file is not)."""
 __version__ = "0.1.0"
 
-from ddrl_lab.config import Config, ConfigError, load_config, list_presets
-from ddrl_lab.job import Job
-from ddrl_lab.doctor import diagnose_run
-
 __all__ = ["Config", "ConfigError", "Dashboard", "Job", "MetricsServer", "Progress", "compare", "diagnose_run", "load_config", "list_presets", "shadow"]
 
 
-_LAZY = {"Dashboard": "ddrl_lab.dashboard", "shadow": "ddrl_lab.records", "compare": "ddrl_lab.records",
+_LAZY = {"Config": "ddrl_lab.config", "ConfigError": "ddrl_lab.config", "load_config": "ddrl_lab.config",
+         "list_presets": "ddrl_lab.config", "Job": "ddrl_lab.job", "diagnose_run": "ddrl_lab.doctor",
+         "Dashboard": "ddrl_lab.dashboard", "shadow": "ddrl_lab.records", "compare": "ddrl_lab.records",
          "Progress": "ddrl_lab.progress", "MetricsServer": "ddrl_lab.prometheus"}   # name -> the module that defines it
 
 
 def __getattr__(name: str):
-    "`Dashboard` and the records helpers are imported on first use, so `import ddrl_lab` does not load ipywidgets and plotly."
+    """Every public name is imported on first use. A Ray actor unpickles its class from one module (say
+    `ddrl_lab.learner`); importing the package must not drag in the driver's side (the job, its loops, pandas,
+    ipywidgets, plotly) into every actor process."""
     if name not in _LAZY: raise AttributeError(f"module 'ddrl_lab' has no attribute {name!r}")
     import importlib
     return getattr(importlib.import_module(_LAZY[name]), name)
+
+
+def __dir__():
+    return sorted([*globals(), *_LAZY])
