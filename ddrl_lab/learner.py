@@ -23,14 +23,15 @@ from .runtime import PeerLost
 from .config import Config, config_hash
 from .losses import gae, ppo_loss
 from .models import bf16_autocast, build_model, build_q_model, get_weights, set_weights
+from .ondevice_ops import flat_parameters, flat_step, make_optimizer
 from .replay_shard import merge_samples
 from .segments import Segment, concat_segments, validate_segment
 from .targets import double_q_values, dqn_loss, vtrace_loss
 
 # %% auto 0
-__all__ = ['LEARNERS', 'newest_checkpoint', 'resolve_device', 'knob_values', 'make_optimizer', 'next_step', 'bootstrap_values',
-           'timed', 'Learner', 'scheduled_lr', 'meeting_address', 'init_group', 'group_mean_', 'PPOLearner',
-           'IMPALALearner', 'DQNLearner', 'learner_class']
+__all__ = ['LEARNERS', 'newest_checkpoint', 'resolve_device', 'knob_values', 'next_step', 'bootstrap_values', 'timed', 'Learner',
+           'scheduled_lr', 'meeting_address', 'init_group', 'group_mean_', 'PPOLearner', 'IMPALALearner', 'DQNLearner',
+           'learner_class']
 
 # %% ../nbs/07_learner.ipynb 4
 def newest_checkpoint(checkpoint_dir) -> Optional[Path]:
@@ -50,12 +51,6 @@ def knob_values(names: tuple, algo, knobs: dict, who: str) -> dict:
     unknown = sorted(set(knobs) - set(names))
     if unknown: raise ValueError(f"unknown knob(s) {unknown}: {who} has {', '.join(names)}")
     return {k: type(getattr(algo, k))(v) for k, v in knobs.items()}
-
-def make_optimizer(params, a) -> torch.optim.Optimizer:
-    "The optimizer of `algo` settings `a`: Adam (eps 1e-5, the PPO recipe) or RMSProp (alpha 0.99, eps 0.01, the IMPALA recipe)."
-    if a.optimizer == "rmsprop":
-        return torch.optim.RMSprop(params, lr=a.lr, alpha=a.rmsprop_alpha, eps=0.01 if a.opt_eps is None else a.opt_eps)
-    return torch.optim.Adam(params, lr=a.lr, eps=1e-5 if a.opt_eps is None else a.opt_eps)
 
 # %% ../nbs/07_learner.ipynb 6
 def next_step(x: torch.Tensor, last: torch.Tensor, final: torch.Tensor, final_index: torch.Tensor) -> torch.Tensor:
@@ -95,7 +90,8 @@ class Learner:
         self.cfg, self.a = cfg, cfg.algo
         self.device = resolve_device(cfg.topology.device)
         self.model = self.build(obs_space, action_space).to(self.device)
-        self.opt = make_optimizer(self.model.parameters(), self.a)
+        self.flat, self.grad = flat_parameters(self.model)   # every parameter (gradient) a view of one flat tensor
+        self.opt = make_optimizer(self.flat, self.grad, self.a)
         self.rng = np.random.default_rng(cfg.run.seed)
         self.knobs = {k: getattr(self.a, k) for k in self.KNOBS}
         self.version = 0                 # global policy version: +1 per update
@@ -158,13 +154,10 @@ def current_lr(self: Learner) -> float:
 def _step(self: Learner) -> float:
     """Clip the global grad norm, take one optimizer step, clear the gradients; the norm before clipping.
     In an all-reduce group the gradients are first averaged over its members, so all of them take the same step."""
-    if self.group_size > 1:
-        for p in self.model.parameters():
-            if p.grad is None: p.grad = torch.zeros_like(p)
-            group_mean_(p.grad, self.group_size)
-    for g in self.opt.param_groups: g["lr"] = self.current_lr()
-    norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.a.max_grad_norm)
-    self.opt.step(); self.opt.zero_grad(set_to_none=True); self.opt_steps += 1
+    self.opt.lr = self.current_lr()
+    norm = flat_step(self.opt, self.grad, self.a.max_grad_norm,
+                     functools.partial(group_mean_, world_size=self.group_size) if self.group_size > 1 else None)
+    self.grad.zero_(); self.opt_steps += 1
     return float(norm)
 
 @patch
@@ -175,8 +168,7 @@ def optimize(self: Learner, losses: Iterable[torch.Tensor]) -> list[float]:
         (loss / k).backward(); pending += 1
         if pending == k: norms.append(self._step()); pending = 0
     if pending:                                   # a partial group: rescale to a mean over what it holds
-        for p in self.model.parameters():
-            if p.grad is not None: p.grad.mul_(k / pending)
+        self.grad.mul_(k / pending)
         norms.append(self._step())
     return norms
 
@@ -201,12 +193,11 @@ def _decoded(self: Learner, segments) -> list[Segment]:
 @patch
 def compute_gradients(self: Learner, *inputs) -> dict:
     "The gradient of `batch_loss(*inputs)` as NumPy arrays (one per parameter), with the version it was taken at."
-    self.opt.zero_grad(set_to_none=True)
+    self.grad.zero_()
     loss, stats = self.batch_loss(*inputs)
     loss.backward()
-    grads = [np.zeros(tuple(p.shape), np.float32) if p.grad is None else p.grad.detach().cpu().numpy().copy()
-             for p in self.model.parameters()]
-    self.opt.zero_grad(set_to_none=True)
+    grads = [p.grad.detach().cpu().numpy().copy() for p in self.model.parameters()]
+    self.grad.zero_()
     return dict(version=self.version, grads=grads, stats=stats)
 
 @patch
@@ -216,7 +207,7 @@ def apply_gradients(self: Learner, *grads: list, weights: Optional[list] = None,
     if len(grads) == 0 or w.sum() <= 0: return dict(policy_version=self.version, applied=0)
     for i, p in enumerate(self.model.parameters()):
         g = scale * sum(wj * np.asarray(gj[i], np.float32) for wj, gj in zip(w, grads)) / w.sum()
-        p.grad = torch.as_tensor(g, dtype=p.dtype, device=self.device)
+        p.grad.copy_(torch.as_tensor(g, dtype=p.dtype, device=self.device))
     norm = self._step()
     self.version += 1
     return dict(policy_version=self.version, applied=len(grads), grad_norm=norm)

@@ -25,8 +25,9 @@ from .envs import env_seeds
 from .learner import bootstrap_values, knob_values, next_step, resolve_device, scheduled_lr
 from .losses import gae
 from .models import build_q_model
-from .ondevice_ops import (STAT_NAMES, FlatAdam, flat_parameters, flat_step, grad_step, make_model,
-                                   ondevice_nstep, ppo_objective, sample_actions)
+from .ondevice_ops import (STAT_NAMES, flat_parameters, flat_step, grad_step, make_model, make_optimizer,
+                                   ppo_objective, sample_actions)
+from .replay_shard import nstep_items
 from .targets import double_q_values, dqn_loss, vtrace_loss
 from .torch_envs import make_torch_pool
 
@@ -187,7 +188,7 @@ class OnDevicePPO(OnDeviceLoop):
         obs_space, act_space = self.pool.single_observation_space, self.pool.single_action_space
         self.model = make_model(self.cfg, obs_space, act_space, dev)
         self.flat, self.grad = flat_parameters(self.model)
-        self.opt = FlatAdam(self.flat, self.grad, a.lr, eps=1e-5 if a.opt_eps is None else a.opt_eps)
+        self.opt = make_optimizer(self.flat, self.grad, a)
         # rollout storage, (T, M, ...) on the device
         z = lambda dtype=torch.float32, shape=(): torch.zeros((T, M, *shape), dtype=dtype, device=dev)
         self.b_obs = z(self.obs.dtype, obs_space.shape)
@@ -336,7 +337,7 @@ class OnDeviceDQN(OnDeviceLoop):
         self.net = build_q_model(obs_space, act_space, a.hidden_size, torso=a.model).to(dev)
         self.target_net = copy.deepcopy(self.net).requires_grad_(False)
         self.flat, self.grad = flat_parameters(self.net)
-        self.opt = FlatAdam(self.flat, self.grad, a.lr, eps=1e-5 if a.opt_eps is None else a.opt_eps)
+        self.opt = make_optimizer(self.flat, self.grad, a)
         self.num_actions = int(act_space.n)
         z = lambda dtype=torch.float32, shape=(), n=(T, M): torch.zeros((*n, *shape), dtype=dtype, device=dev)
         # this rollout, (T, M, ...)
@@ -372,15 +373,16 @@ class OnDeviceDQN(OnDeviceLoop):
             obs = s.obs
         self.obs = obs
         clean = self._clean()                                  # a poisoned rollout never reaches replay
-        if clean: self._store(*ondevice_nstep(self.b_rewards, self.b_terminated, self.b_truncated, self.knobs["gamma"],
-                                              self.cfg.algo.n_step), obs)
+        if clean: self._store(*nstep_items(self.b_rewards, self.b_terminated, self.b_truncated, self.knobs["gamma"],
+                                           self.cfg.algo.n_step), obs)
         ended = self._count_rollout(self.b_terminated, self.b_truncated, self.b_ep_return)
         self.train_s += time.perf_counter() - t0
         return dict(episodes=len(ended), episode_return_mean=self.return_mean(), episode_returns=ended, clean=clean)
 
-    def _store(self, returns, discounts, boot_index, last_obs) -> None:
+    def _store(self, returns, discounts, steps, last_obs) -> None:
         "Write the rollout's items into the ring: obs, action, n-step return, discount and the obs to bootstrap from."
         T, M = returns.shape
+        boot_index = torch.arange(T, device=self.device)[:, None] + steps.long() - 1   # the step each item ends on
         idx = self.b_truncated.view(-1).nonzero().squeeze(1)     # the bootstrap rule of every learner, on observations
         next_obs = next_step(self.b_obs, last_obs, self.b_final_obs.flatten(0, 1)[idx], idx)
         boot = next_obs.gather(0, boot_index.view(T, M, *[1] * (next_obs.dim() - 2)).expand_as(next_obs))
@@ -446,7 +448,7 @@ def _train_on(cfg: Config, batch: dict, steps: int, device: torch.device, reduce
     model = make_model(cfg, *env_spaces_of(cfg), device)
     flat, grad = flat_parameters(model)
     if reduce is not None: dist.broadcast(flat, 0)               # every process starts from rank 0's weights
-    opt = FlatAdam(flat, grad, cfg.algo.lr)
+    opt = make_optimizer(flat, grad, cfg.algo)
     knobs = {k: getattr(cfg.algo, k) for k in OnDevicePPO.KNOBS}
     batch = {k: v.to(device) for k, v in batch.items()}
     for _ in range(steps):

@@ -9,6 +9,7 @@ import dataclasses
 import json
 import numbers
 import os
+import sys
 import uuid
 import zipfile
 from pathlib import Path
@@ -22,39 +23,48 @@ from .replay import PrioritizedSampler, RingStorage, UniformSampler, _moved, rep
 from .segments import Segment
 
 # %% auto 0
-__all__ = ['transitions', 'FrameRing', 'number_frames', 'most_frames', 'route', 'ReplayShard', 'allocate', 'ShardBalancer',
-           'merge_samples', 'sampling_tv_distance', 'stale_mass_experiment']
+__all__ = ['nstep_items', 'transitions', 'FrameRing', 'number_frames', 'most_frames', 'route', 'ReplayShard', 'allocate',
+           'ShardBalancer', 'merge_samples', 'sampling_tv_distance', 'stale_mass_experiment']
 
-# %% ../nbs/04a_replay_shard.ipynb 5
+# %% ../nbs/04a_replay_shard.ipynb 6
+def nstep_items(rewards, terminated, truncated, gamma: float, n: int):
+    """The n-step items of a `(T, M)` stretch of steps, numpy arrays or torch tensors (on any device) alike: for the step
+    at `t`, the discounted reward sum over its `m_t` steps (`m_t` = n, or fewer where its episode or the stretch ends,
+    the ending step counted), the discount of its bootstrap value (`gamma ** m_t`, 0 after a termination), and
+    `m_t` (in the rewards' dtype): item `t` bootstraps after step `t + m_t - 1`."""
+    if not (isinstance(n, numbers.Integral) and n >= 1): raise ValueError(f"n_step must be an int >= 1, got {n!r}")
+    xp = np if isinstance(rewards, np.ndarray) else sys.modules["torch"]   # torch only where its tensors come in
+    T = rewards.shape[0]
+    returns, discounts, steps = xp.zeros_like(rewards), xp.ones_like(rewards), xp.zeros_like(rewards)
+    alive = xp.ones_like(terminated)                 # items whose steps go on
+    for j in range(min(n, T)):                       # item t takes step t + j, which exists for t < T - j
+        L, live = T - j, alive[:T - j]
+        returns[:L] += xp.where(live, discounts[:L] * rewards[j:], 0.0)
+        discounts[:L] = xp.where(live & terminated[j:], 0.0, xp.where(live, discounts[:L] * gamma, discounts[:L]))
+        steps[:L] += live
+        alive[:L] = live & ~(terminated[j:] | truncated[j:])
+    return returns, discounts, steps
+
+# %% ../nbs/04a_replay_shard.ipynb 7
 def transitions(seg: Segment, n_step: int = 1, gamma: float = 0.99) -> dict[str, np.ndarray]:
     "The `n_step` transitions of `seg`, item `t * M + m` starting at step `t` of env `m`: obs, action, ret, boot_obs, discount, policy_version."
-    if not (isinstance(n_step, numbers.Integral) and n_step >= 1): raise ValueError(f"n_step must be an int >= 1, got {n_step!r}")
     if not 0 <= gamma <= 1: raise ValueError(f"gamma must be in [0, 1], got {gamma}")
     T, M = seg.shape
     cut = (seg.truncated & ~seg.terminated).reshape(-1)
     missing = np.setdiff1d(np.flatnonzero(cut), seg.final_index)
     if missing.size: raise ValueError(f"step {missing[0] // M} of env {missing[0] % M} was truncated but has no final_obs")
-    # Steps until the episode or the segment ends, this step included.
-    left, run = np.empty((T, M), np.int64), np.zeros(M, np.int64)
-    for t in range(T - 1, -1, -1):
-        run = np.where(seg.terminated[t] | seg.truncated[t], 1, run + 1)
-        left[t] = run
-    steps = np.minimum(left, n_step)                       # m_t
-    ret, r = np.zeros((T, M)), seg.rewards.astype(np.float64)
-    for k in range(min(n_step, T)):
-        ret[:T - k] += np.where(k < steps[:T - k], gamma ** k * r[k:], 0.0)
+    ret, discount, steps = nstep_items(seg.rewards.astype(np.float64), seg.terminated, seg.truncated, gamma, n_step)
     cols = np.arange(M)
-    last = np.arange(T)[:, None] + steps - 1               # the step each item ends on
+    last = np.arange(T)[:, None] + steps.astype(np.int64) - 1   # the step each item ends on
     # The observation after each step: the next row, next_obs after the last row, final_obs where truncated.
     after = np.concatenate([seg.obs[1:], seg.next_obs[None]]).reshape(T * M, *seg.obs.shape[2:])
     if len(seg.final_index): after[seg.final_index] = seg.final_obs
     end = (last * M + cols).reshape(-1)
     return dict(obs=seg.obs.reshape(T * M, *seg.obs.shape[2:]), action=seg.actions.reshape(-1),
-                ret=ret.reshape(-1).astype(np.float32), boot_obs=after[end],
-                discount=np.where(seg.terminated[last, cols], 0.0, gamma ** steps).reshape(-1).astype(np.float32),
+                ret=ret.reshape(-1).astype(np.float32), boot_obs=after[end], discount=discount.reshape(-1).astype(np.float32),
                 policy_version=np.full(T * M, seg.policy_version, np.int64))
 
-# %% ../nbs/04a_replay_shard.ipynb 13
+# %% ../nbs/04a_replay_shard.ipynb 15
 class FrameRing:
     "Frames stored once each, addressed by a number that only grows; the newest `slots` numbers stay readable."
 
@@ -150,7 +160,7 @@ def route(worker: int, seq: int, num_workers: int, num_shards: int) -> int:
     return (worker + num_workers * seq) % num_shards
 
 
-# %% ../nbs/04a_replay_shard.ipynb 17
+# %% ../nbs/04a_replay_shard.ipynb 19
 def _check_capacity(capacity) -> int:
     if isinstance(capacity, bool) or not isinstance(capacity, numbers.Real) or not float(capacity).is_integer() or capacity < 1:
         raise ValueError(f"replay knob capacity must be a positive int, got {capacity!r}")
@@ -165,7 +175,7 @@ def _item(x):
     "A plain Python value from a value of a `state_dict` (0-d arrays after `np.load`)."
     return np.asarray(x).item()
 
-# %% ../nbs/04a_replay_shard.ipynb 18
+# %% ../nbs/04a_replay_shard.ipynb 20
 class ReplayShard:
     "One replay shard: segments in as n-step transitions, batches out with slots and tags, priorities back, snapshots to disk."
     KNOBS = ("capacity", "beta")
@@ -237,7 +247,7 @@ class ReplayShard:
         if self.kind == "prioritized" or self.recency_half_life is not None: return self.sampler.tree.total
         return float(len(self))
 
-# %% ../nbs/04a_replay_shard.ipynb 20
+# %% ../nbs/04a_replay_shard.ipynb 22
 @patch
 def update_priorities(self: ReplayShard, index, insert_index, td_abs) -> int:
     "New priorities from TD errors; items no longer at their sampled slot are skipped and counted. Returns how many were updated."
@@ -252,7 +262,7 @@ def update_priorities(self: ReplayShard, index, insert_index, td_abs) -> int:
     if held.any(): self.sampler.update_priorities(index[held], td[held])
     return int(held.sum())
 
-# %% ../nbs/04a_replay_shard.ipynb 22
+# %% ../nbs/04a_replay_shard.ipynb 24
 @patch
 def _frame_floor(self: ReplayShard) -> int:
     "The oldest frame number a held item uses (the ring's next number when no item is held)."
@@ -280,7 +290,7 @@ def _numbered(self: ReplayShard, seg: Segment) -> Segment:
             self.frame_ring_grows += 1
     return number_frames(seg, self.ring, self.tails)
 
-# %% ../nbs/04a_replay_shard.ipynb 24
+# %% ../nbs/04a_replay_shard.ipynb 26
 @patch
 def set_knobs(self: ReplayShard, **knobs) -> dict:
     "Change `capacity` (shrinking evicts the oldest items) and `beta`; all are checked before any is applied."
@@ -315,7 +325,7 @@ def metrics(self: ReplayShard, current_version: Optional[int] = None) -> dict:
     if current_version is not None: m["replay_age_mean"] = replay_age_mean(current_version, self.last_versions)
     return m
 
-# %% ../nbs/04a_replay_shard.ipynb 26
+# %% ../nbs/04a_replay_shard.ipynb 28
 @patch
 def state_dict(self: ReplayShard) -> dict:
     "Everything needed to continue, as NumPy arrays, numbers and strings only (filled slots only)."
@@ -377,7 +387,7 @@ def load_state_dict(self: ReplayShard, sd: Mapping) -> None:
     self.storage, self.sampler, self.ring, self.tails = storage, sampler, ring, {}
     self.sampled, self.stale_priority_updates, self.snapshots = (int(_item(sd[k])) for k in ("sampled", "stale_priority_updates", "snapshots"))
 
-# %% ../nbs/04a_replay_shard.ipynb 28
+# %% ../nbs/04a_replay_shard.ipynb 30
 @patch
 def _snapshot_files(self: ReplayShard) -> list[Path]:
     "This shard's snapshot files, oldest first."
@@ -415,7 +425,7 @@ def _restore_newest(self: ReplayShard) -> None:
         self.restored_from, self.restored_items, self.added_at_snapshot = path.name, len(self), self.storage.added
         return
 
-# %% ../nbs/04a_replay_shard.ipynb 48
+# %% ../nbs/04a_replay_shard.ipynb 50
 def allocate(masses, n: int, rng: np.random.Generator) -> np.ndarray:
     "Per-shard counts summing to `n`, drawn multinomially in proportion to `masses` (a shard of mass 0 gets none)."
     m = np.asarray(masses, np.float64).reshape(-1)
@@ -425,7 +435,7 @@ def allocate(masses, n: int, rng: np.random.Generator) -> np.ndarray:
     if not m.sum() > 0: raise ValueError("nothing to sample: every shard's mass is 0")
     return rng.multinomial(n, m / m.sum()).astype(np.int64)
 
-# %% ../nbs/04a_replay_shard.ipynb 51
+# %% ../nbs/04a_replay_shard.ipynb 53
 class ShardBalancer:
     "Per-shard counts for each batch, from shard masses refreshed every `rebalance_every` learner updates."
     KNOBS = ("rebalance_every",)
@@ -480,7 +490,7 @@ class ShardBalancer:
         self.set_knobs(rebalance_every=int(_item(sd["rebalance_every"])))
         self.rng.bit_generator.state = json.loads(_item(sd["rng"]))
 
-# %% ../nbs/04a_replay_shard.ipynb 54
+# %% ../nbs/04a_replay_shard.ipynb 56
 def merge_samples(batches: Sequence[Mapping], shares, beta: float) -> dict:
     "Shard batches as one batch, `weights` recomputed for the sharded draw: `(share_s · p_alpha / mass_s) ** -beta`, over the batch's largest."
     if not batches: raise ValueError("no shard batches to merge")
@@ -491,7 +501,7 @@ def merge_samples(batches: Sequence[Mapping], shares, beta: float) -> dict:
     out["weights"] = (w / w.max() if len(w) else w).astype(np.float32)
     return out
 
-# %% ../nbs/04a_replay_shard.ipynb 56
+# %% ../nbs/04a_replay_shard.ipynb 58
 def sampling_tv_distance(masses: Sequence[np.ndarray], stale_masses) -> float:
     "TV distance between sharded sampling with `stale_masses` (one per shard) and global sampling over the items' current `masses` (one array per shard)."
     now = np.array([np.sum(p) for p in masses], np.float64)
@@ -503,7 +513,7 @@ def sampling_tv_distance(masses: Sequence[np.ndarray], stale_masses) -> float:
     sharded = np.concatenate([share[s] * p / now[s] if now[s] > 0 else np.zeros(len(p)) for s, p in enumerate(masses)])
     return float(0.5 * np.abs(sharded - np.concatenate(masses) / now.sum()).sum())
 
-# %% ../nbs/04a_replay_shard.ipynb 59
+# %% ../nbs/04a_replay_shard.ipynb 61
 def stale_mass_experiment(periods=(1, 10, 100, 1000), num_shards: int = 4, items: int = 1024, batch: int = 256,
                           inserts: int = 16, updates: int = 2000, warmup: int = 0, alpha: float = 0.6,
                           seed: int = 0) -> dict[int, float]:

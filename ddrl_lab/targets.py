@@ -10,6 +10,8 @@ from typing import Optional
 import torch
 import torch.nn.functional as F
 
+from .replay_shard import nstep_items
+
 # %% auto 0
 __all__ = ['vtrace', 'vtrace_loss', 'nstep_targets', 'dqn_loss', 'double_q_values']
 
@@ -62,24 +64,9 @@ def vtrace_loss(behaviour_logp: torch.Tensor, target_logp: torch.Tensor, rewards
 def nstep_targets(rewards: torch.Tensor, next_values: torch.Tensor, dones: torch.Tensor,
                   gamma: float, n: int) -> tuple[torch.Tensor, torch.Tensor]:
     "n-step targets and their bootstrap discounts `gamma ** m_t`, all tensors `(T, B)`; see above."
-    if n < 1: raise ValueError(f"n must be at least 1, got {n}")
-    T = rewards.shape[0]
-    done = dones.bool()
-    targets = torch.zeros_like(rewards)
-    discounts = torch.zeros_like(rewards)
-    alive = torch.ones_like(done)            # items whose return has not stopped yet
-    for k in range(min(n, T)):               # item t looks at step t + k, which exists for t < T - k
-        L = T - k
-        a = alive[:L]
-        stop = done[k:].clone()
-        stop[-1] = True                      # step T-1: the segment ends
-        if k == n - 1: stop[:] = True        # n steps taken
-        stop &= a
-        targets[:L] += a.to(rewards.dtype) * gamma ** k * rewards[k:] \
-                       + stop.to(rewards.dtype) * gamma ** (k + 1) * next_values[k:]
-        discounts[:L] += stop.to(rewards.dtype) * gamma ** (k + 1)
-        alive[:L] = a & ~stop
-    return targets, discounts
+    ret, discounts, steps = nstep_items(rewards, torch.zeros_like(dones, dtype=torch.bool), dones.bool(), gamma, n)
+    last = torch.arange(rewards.shape[0], device=rewards.device)[:, None] + steps.long() - 1   # t + m_t - 1
+    return ret + discounts * next_values.gather(0, last), discounts
 
 # %% ../nbs/06a_targets.ipynb 35
 def dqn_loss(q_taken: torch.Tensor, targets: torch.Tensor, weights: Optional[torch.Tensor] = None,

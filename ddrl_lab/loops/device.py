@@ -114,9 +114,6 @@ class DeviceLoop(Loop):
         if t.num_learners > 1 and cfg.run.faults:
             out.append(f"run.faults = {cfg.run.faults!r}: the drills of a data-parallel on-device group are not available yet "
                        f"in this version; leave run.faults empty, or use topology.num_learners=1.")
-        if cfg.algo.optimizer != "adam":
-            out.append(f"algo.optimizer = {cfg.algo.optimizer!r}: the on-device learners step one flat Adam (eps: algo.opt_eps); "
-                       f"set algo.optimizer=adam.")
         if cfg.algo.name == "dqn" and cfg.replay.kind == "prioritized":
             out.append("replay.kind = 'prioritized': the on-device replay ring samples uniformly; set replay.kind=uniform.")
         for i, spec in enumerate(cfg.run.faults):
