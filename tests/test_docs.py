@@ -19,10 +19,10 @@ from conftest import ROOT
 from test_browser import CHROMIUM, CHROMIUM_ARGS, needs_chromium
 
 # Executed by the test's build: the index and the two cheapest notebooks that draw plotly figures (14_records
-# about 17 s; the shadow study 60 s with its default 2 x 100k steps, so it runs 2 x 20k here).
+# about 17 s; the shadow study 60 s with its default 2 x 100k steps, so it runs 2 x 8192 here: enough for its figures).
 FIGURES = {"14_records.ipynb": 2, "experiments/shadow.ipynb": 2}     # notebook: plotly figures it shows at least
 EXECUTED = ["index.ipynb", *FIGURES]
-PARAMS = ["experiments/shadow.ipynb:total_env_steps=20000"]
+PARAMS = ["experiments/shadow.ipynb:total_env_steps=8192"]
 MATH_PAGE = "06_losses.html"                                         # shown unexecuted; its formulas need MathJax
 API_PAGE, API_NAMES = "api/config.html", ["ddrl_lab.config.load_config", "ddrl_lab.config.list_presets"]
 DRAWN = "() => [...document.querySelectorAll('.js-plotly-plot')].filter(g => g.querySelector('.main-svg .trace')).length"
