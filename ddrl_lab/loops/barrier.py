@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import math
-import os
 import time
 
 from ..config import Config
@@ -37,8 +36,7 @@ class BarrierLoop(Loop):
         self.stats: dict = {}               # barrier waits and round sizes since the last row
 
     def spawn(self, spaces, checkpoint_dir, force, gpus) -> None:
-        colocated = self.config.topology.mode == "co-located"      # acting and learning time-sliced in this one process
-        threads = dict(num_threads=os.cpu_count() or 1) if colocated else {}   # (torch's thread count is per process)
+        threads = self.colocated_threads(spaces)                    # co-located: acting and learning time-sliced in this process
         self.learner = self.rt.spawn(self.job.learner_cls, self.config, *spaces, restartable=True, checkpoint_dir=checkpoint_dir,
                                      force_checkpoint=force, num_gpus=gpus, **threads)
         self.spawn_runners(**threads)

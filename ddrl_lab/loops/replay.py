@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import math
-import os
 from collections import Counter
 
 from fastcore.basics import patch
@@ -48,8 +47,7 @@ class ReplayLoop(Loop):
 
     def spawn(self, spaces, checkpoint_dir, force, gpus) -> None:
         c = self.config
-        colocated = c.topology.mode == "co-located"
-        threads = dict(num_threads=os.cpu_count() or 1) if colocated else {}
+        threads = self.colocated_threads(spaces)
         self.learner = self.rt.spawn(self.job.learner_cls, c, *spaces, restartable=True, checkpoint_dir=checkpoint_dir,
                                      force_checkpoint=force, num_gpus=gpus, **threads)
         r, S = c.replay, c.replay.shards
