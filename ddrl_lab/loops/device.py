@@ -15,7 +15,7 @@ from ..config import Config
 from ..envs import env_seeds
 from ..learner import group_mean_, init_group, meeting_address, newest_checkpoint
 from .base import Loop, compute_threads
-from ..ondevice import OnDeviceDQN, OnDeviceIMPALA, OnDevicePPO, env_spaces_of
+from ..ondevice import OnDeviceDQN, OnDeviceIMPALA, OnDevicePPO
 from ..runtime import ActorDied
 
 # %% auto 0
@@ -36,8 +36,9 @@ class DeviceTrainer:
     KNOBS = DEVICE_KNOBS
 
     def __init__(self, cfg: Config, checkpoint_dir: Optional[str] = None, rank: int = 0):
-        alone = cfg.topology.num_learners == 1                       # a group's members share the cores: one thread each
-        core = self.core = ONDEVICE[cfg.algo.name](cfg, rank=rank, num_threads=compute_threads(env_spaces_of(cfg)[0]) if alone else 1)
+        core = self.core = ONDEVICE[cfg.algo.name](cfg, rank=rank)   # (one intra-op thread)
+        if cfg.topology.num_learners == 1:                           # alone on the cores (a group's members share them)
+            torch.set_num_threads(compute_threads(core.pool.single_observation_space))
         self.incarnation, self.restored_from, self.delay_s = uuid.uuid4().hex[:12], None, 0.0
         newest = newest_checkpoint(checkpoint_dir) if checkpoint_dir else None
         if newest is not None:      # restarted, or resumed: the newest checkpoint of the run (rank 0's state)
