@@ -20,7 +20,7 @@ import torch
 from ddrl_lab.bench_sampling import native_pool_rate
 from ddrl_lab.config import load_config
 from ddrl_lab.learner import LEARNERS
-from ddrl_lab.models import bf16_autocast
+from ddrl_lab.numerics import choose_numerics, compute_info
 from ddrl_lab.pools import env_spaces
 from ddrl_lab.segments import Segment
 
@@ -51,7 +51,7 @@ def network_rate(cfg, seconds: float) -> float:
     learn_s = (time.perf_counter() - t0) / (n * samples)
     obs = torch.as_tensor(segs[0].obs[0])
     t0, n = time.perf_counter(), 0
-    with torch.no_grad(), bf16_autocast(cfg.algo.bf16):
+    with torch.no_grad(), learner.autocast():
         while time.perf_counter() - t0 < seconds / 2:
             learner.model.act(obs); n += 1
     act_s = (time.perf_counter() - t0) / (n * cfg.env.num_envs)
@@ -76,7 +76,8 @@ def main():
         print(f"repeat {i + 1}: ceiling {ceiling:,.0f} frames/s; {a.preset}'s network alone {net:,.0f} frames/s; ratio {net / ceiling:.3f}")
     med = [statistics.median(c) for c in zip(*rows)]
     print(f"median of {a.repeats}: ceiling {med[0]:,.0f} frames/s, network alone {med[1]:,.0f} frames/s, "
-          f"bound on learner / ceiling {med[2]:.3f} (target 0.4), torch threads {torch.get_num_threads()}, bf16 {cfg.algo.bf16}")
+          f"bound on learner / ceiling {med[2]:.3f} (target 0.4), torch threads {torch.get_num_threads()}, "
+          f"numerics {choose_numerics(cfg, env_spaces(cfg.env)[0].shape).to_dict()} (algo.bf16 = {cfg.algo.bf16}); machine {compute_info()}")
 
 
 if __name__ == "__main__":

@@ -23,9 +23,9 @@ from typing import Callable, Optional
 import psutil
 
 # %% auto 0
-__all__ = ['BENCHMARKS', 'HEADER', 'timed', 'family', 'rss_mb', 'summarize', 'Recorder', 'cpu_model', 'git_revision',
-           'machine_info', 'ensure_ray', 'shutdown_ray', 'run_job_for', 'benchmark', 'check_names', 'write_results',
-           'run_benchmarks', 'fmt', 'bench_rows', 'format_bench', 'format_table']
+__all__ = ['BENCHMARKS', 'HEADER', 'timed', 'family', 'rss_mb', 'summarize', 'Recorder', 'git_revision', 'machine_info',
+           'ensure_ray', 'shutdown_ray', 'run_job_for', 'benchmark', 'check_names', 'write_results', 'run_benchmarks',
+           'fmt', 'bench_rows', 'format_bench', 'format_table']
 
 # %% ../nbs/16_bench.ipynb 5
 def timed(step: Callable[[int], object], batch: int, seconds: float, warmup: int = 3) -> float:
@@ -102,14 +102,6 @@ class Recorder:
                     unavailable=dict(self.unavailable), notes=list(self.notes))
 
 # %% ../nbs/16_bench.ipynb 13
-def cpu_model() -> str:
-    "The CPU model named in /proc/cpuinfo (`platform.processor()` elsewhere)."
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"): return line.split(":", 1)[1].strip()
-    except OSError: pass
-    return platform.processor() or "unknown"
-
 def _git_dir(start: Path) -> Optional[Path]:
     for d in (start, *start.parents):
         if (d / ".git").is_dir(): return d / ".git"
@@ -140,10 +132,11 @@ def _version(module: str) -> Optional[str]:
     except metadata.PackageNotFoundError: return None
 
 def machine_info() -> dict:
-    "What the figures were taken on."
+    "What the figures were taken on: the cores and memory, the CPU as torch sees it (`numerics.compute_info`), the versions."
     import ddrl_lab
+    from ddrl_lab.numerics import compute_info
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return dict(cores=os.cpu_count(), usable_cores=usable, cpu_model=cpu_model(),
+    return dict(cores=os.cpu_count(), usable_cores=usable, **compute_info(),
                 memory_gib=round(psutil.virtual_memory().total / 2**30, 1), platform=platform.platform(),
                 python=platform.python_version(), ddrl_lab=ddrl_lab.__version__,
                 versions={m: _version(m) for m in ("torch", "ray", "gymnasium", "ale-py", "numpy")},
@@ -320,7 +313,9 @@ def format_bench(name: str, b: dict) -> str:
 def format_table(results: dict, markdown: bool = False) -> str:
     "Every benchmark of `results` as one table (plain text, or Markdown for the README)."
     m = results["machine"]
-    head = (f"{m['cores']} cores ({m['cpu_model']}), {m['memory_gib']} GiB; torch {m['versions']['torch']}, "
+    cpu = f"{m['cpu_model']}, {m.get('cpu_capability', '?')}, bf16 {'native' if m.get('bf16_native') else 'emulated'}"
+    gpu = f"; GPU {m['gpu']['name']}" if m.get("gpu") else ""
+    head = (f"{m['cores']} cores ({cpu}{gpu}), {m['memory_gib']} GiB; torch {m['versions']['torch']}, "
             f"ray {m['versions']['ray']}, gymnasium {m['versions']['gymnasium']}, ale-py {m['versions']['ale-py']}; "
             f"git {(m['git_revision'] or 'unknown')[:12]}; {m['date']}; {results['repeats']} repeats"
             + (", quick" if results["quick"] else ""))

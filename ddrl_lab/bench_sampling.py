@@ -108,12 +108,9 @@ def fixed_weights(cfg, uniform: bool = False) -> dict:
     if uniform: return {"version": 0, "params": None}
     import torch
     from ddrl_lab.pools import env_spaces
-    from ddrl_lab.models import build_model, build_q_model, get_weights
-    spaces = env_spaces(cfg.env)
+    from ddrl_lab.models import get_weights, make_policy
     torch.manual_seed(0)
-    a = cfg.algo
-    model = build_q_model(*spaces, a.hidden_size, torso=a.model) if a.name == "dqn" else \
-        build_model(*spaces, a.hidden_size, torso=a.model, shared=a.shared_torso)
+    model = make_policy(cfg, *env_spaces(cfg.env))
     return {"version": 0, "params": get_weights(model)}
 
 def runner_rate(cfg, seconds: float, uniform: bool = False) -> float:

@@ -19,7 +19,7 @@ from typing import Any, Optional
 import yaml
 
 # %% auto 0
-__all__ = ['SECTIONS', 'ON_POLICY', 'MAX_LEARNERS', 'HASH_EXCLUDES', 'PRESET_DIR', 'setting', 'EnvConfig', 'AlgoConfig',
+__all__ = ['Auto', 'SECTIONS', 'ON_POLICY', 'MAX_LEARNERS', 'HASH_EXCLUDES', 'PRESET_DIR', 'setting', 'EnvConfig', 'AlgoConfig',
            'TopologyConfig', 'SyncConfig', 'ChannelConfig', 'ReplayConfig', 'ValidationConfig', 'RunConfig',
            'CriteriaConfig', 'Config', 'ConfigError', 'coerce', 'config_from_dict', 'check_consistency',
            'check_packages', 'config_to_dict', 'parse_override', 'apply_overrides', 'config_hash', 'list_presets',
@@ -30,6 +30,8 @@ def setting(default, *, choices: tuple = (), lo=None, hi=None, lo_open: bool = F
     "A config field with its allowed values: `choices`, or a `lo`..`hi` range."
     kw = dict(default_factory=lambda: default) if isinstance(default, (list, dict)) else dict(default=default)
     return field(metadata=dict(choices=tuple(choices), lo=lo, hi=hi, lo_open=lo_open), **kw)
+
+Auto = typing.Literal["auto", True, False]   # a switch the library may decide per machine: auto, true or false
 
 # %% ../nbs/00_config.ipynb 7
 @dataclass
@@ -76,7 +78,8 @@ class AlgoConfig:
     shared_torso: bool = False  # actor-critic: one torso for both heads (else separate ones)
     lr_warmup_updates: int = setting(0, lo=0)  # learning rate ramps up linearly over this many optimizer steps
     grad_accum: int = setting(1, lo=1, hi=1024)  # minibatches whose gradients are summed before one optimizer step
-    bf16: bool = False  # bfloat16 autocast for forward passes where the device supports it
+    bf16: Auto = "auto"  # bfloat16 autocast: auto (only where the device computes it natively), true (everywhere; warns where emulated) or false
+    channels_last: Auto = "auto"  # CNN torsos in the channels-last layout: auto (where it measures faster here), true or false
     rho_bar: float = setting(1.0, lo=0.0, lo_open=True)  # V-trace: clip of the importance ratio in the value targets
     c_bar: float = setting(1.0, lo=0.0, lo_open=True)  # V-trace: clip of the trace-cutting coefficients
     n_step: int = setting(1, lo=1, hi=1000)  # DQN: steps in the bootstrapped return
@@ -165,7 +168,6 @@ class CriteriaConfig:
     max_throttled_fraction: Optional[float] = setting(None, lo=0.0, hi=1.0)  # share of the workers' time held back by the channel, at most
     min_learner_busy_fraction: Optional[float] = setting(None, lo=0.0, hi=1.0)  # share of wall time the learner spends in updates, at least
 
-
 # %% ../nbs/00_config.ipynb 9
 @dataclass
 class Config:
@@ -216,6 +218,12 @@ def coerce(value, tp) -> Any:
         if not isinstance(value, (list, tuple)) or len(value) != len(args):
             raise TypeError(f"expected a list of {len(args)} numbers like [-1, 1]")
         return tuple(coerce(v, a) for v, a in zip(value, args))
+    if origin is typing.Literal:
+        if isinstance(value, str) and value.strip().lower() in args: return value.strip().lower()
+        try: flag = coerce(value, bool)
+        except TypeError: flag = None
+        if flag in args: return flag
+        raise TypeError("expected one of " + ", ".join(_show(a) for a in args))
     if tp is bool:
         if isinstance(value, bool): return value
         if isinstance(value, str) and value.strip().lower() in ("true", "yes", "on", "1"): return True

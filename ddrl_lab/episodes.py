@@ -17,13 +17,12 @@ from PIL import Image, ImageDraw
 
 from .config import Config, load_config
 from .learner import newest_checkpoint
-from .models import build_model, build_q_model
+from .models import make_policy
 from .pools import make_env_pool
 
 # %% auto 0
 __all__ = ['MINATAR_COLOURS', 'EVAL_SEED_OFFSET', 'cartpole_frame', 'minatar_frame', 'stack_frame', 'frame_renderer',
-           'make_policy', 'policy_from_checkpoint', 'eval_pool', 'play_episode', 'write_animation', 'record_episode',
-           'read_episode']
+           'policy_from_checkpoint', 'eval_pool', 'play_episode', 'write_animation', 'record_episode', 'read_episode']
 
 # %% ../nbs/10a_episodes.ipynb 5
 MINATAR_COLOURS = np.array([[230, 230, 230], [255, 200, 40], [250, 120, 40], [60, 120, 220]], np.uint8)   # paddle, ball, trail, brick
@@ -58,12 +57,6 @@ def frame_renderer(cfg: Config, obs_shape: tuple) -> Optional[tuple[Callable, in
     return None
 
 # %% ../nbs/10a_episodes.ipynb 8
-def make_policy(cfg: Config, obs_space, action_space) -> torch.nn.Module:
-    "A fresh model of `cfg`'s algorithm for these spaces (the workers' own construction)."
-    a = cfg.algo
-    if a.name == "dqn": return build_q_model(obs_space, action_space, a.hidden_size, torso=a.model)
-    return build_model(obs_space, action_space, a.hidden_size, torso=a.model, shared=a.shared_torso)
-
 def policy_from_checkpoint(cfg: Config, path, obs_space, action_space) -> tuple[torch.nn.Module, int]:
     "The model of a Job checkpoint, ready to act (DQN: greedy), and its policy version."
     sd = torch.load(path, map_location="cpu", weights_only=True)

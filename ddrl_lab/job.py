@@ -9,6 +9,7 @@ import atexit
 import datetime as dt
 import errno
 import json
+import logging
 import math
 import platform
 import queue
@@ -28,7 +29,8 @@ import ddrl_lab
 from .config import Config, ConfigError, config_hash, load_config, save_config
 from .envs import env_seeds
 from .pools import env_spaces
-from .learner import newest_checkpoint
+from .learner import newest_checkpoint, resolve_device
+from .numerics import choose_numerics, compute_info
 from .loops.base import Ledger, Loop
 from .doctor import CriteriaCheck, Diagnosis, diagnose
 from .episodes import record_episode
@@ -40,7 +42,7 @@ from .steering import Steering
 from .topologies import LOOPS, check_supported, join_cluster, loop_for, parse_fault
 
 # %% auto 0
-__all__ = ['new_run_dir', 'Job']
+__all__ = ['LOG', 'new_run_dir', 'Job']
 
 # %% ../nbs/12_job.ipynb 5
 def new_run_dir(out, name: str, cfg_hash: str) -> Path:
@@ -203,7 +205,9 @@ def _spawn(self: Job) -> None:
     if self.runtime is None:     # co-located: acting and learning time-sliced in this one process
         self.runtime = make_runtime("serial" if c.topology.mode == "co-located" else c.run.runtime, c.run.ray_address,
                                     num_cpus=math.ceil(self.cpus_needed()))
-    self.loop.spawn(env_spaces(c.env), str(self.run_dir / "checkpoints"), bool(self._resume and self._resume["force"]),
+    spaces = env_spaces(c.env)
+    self._record_numerics(spaces[0].shape)
+    self.loop.spawn(spaces, str(self.run_dir / "checkpoints"), bool(self._resume and self._resume["force"]),
                     self.gpus_per_learner)
     if c.run.ray_address is not None and self.runtime.name == "ray":    # a joined cluster: where the parts run, which code
         self.meta["placement"] = dict(workers=self.runtime.placement(self.runners),
@@ -214,6 +218,29 @@ def _stop_at_exit(ref) -> None:
     if job is not None: job.stop(timeout=5)
 
 # %% ../nbs/12_job.ipynb 13
+LOG = logging.getLogger("ddrl_lab")
+
+@patch
+def _record_numerics(self: Job, obs_shape: tuple) -> None:
+    "Record this machine and the learner's numerics in `meta.json`; say an emulated bf16 once (`_warn`)."
+    device = resolve_device(self.config.topology.device)
+    numerics = choose_numerics(self.config, tuple(obs_shape), device)
+    self.meta["machine"] = compute_info()
+    self.meta["numerics"] = dict(numerics.to_dict(), device=str(device), bf16_setting=self.config.algo.bf16,
+                                 channels_last_setting=self.config.algo.channels_last)
+    if numerics.warning:
+        self._warn(numerics.warning)
+    self._write_meta()
+
+@patch
+def _warn(self: Job, text: str) -> None:
+    "A warning of this run: in `meta.json`, a line of `run.log` and the `ddrl_lab` logger."
+    self.meta.setdefault("warnings", []).append(text)
+    with open(self.run_dir / "run.log", "a") as f:
+        f.write(f"{_now()} warning: {text}\n")
+    LOG.warning("%s: %s", self.name, text)
+
+# %% ../nbs/12_job.ipynb 15
 @patch
 def learner_gpus(self: Job) -> int:
     "GPUs each computing learner-side actor asks Ray for (`topologies.learner_gpus`; refused with a `ConfigError`)."
@@ -224,7 +251,7 @@ def cpus_needed(self: Job) -> float:
     "Logical CPUs this job's actors ask Ray for (a local cluster is started with at least this many)."
     return topologies.cpus_needed(self.config, type(self.loop))
 
-# %% ../nbs/12_job.ipynb 15
+# %% ../nbs/12_job.ipynb 17
 @patch
 def _drive(self: Job) -> None:
     try:
@@ -282,7 +309,7 @@ def _row(self: Job) -> None:
         try: self._disk_guard(); self.tensorboard.write(self.log.rows)
         except OSError: pass                 # (the disk_full drill) these rows go out with the next ones
 
-# %% ../nbs/12_job.ipynb 17
+# %% ../nbs/12_job.ipynb 19
 @patch
 def _finish(self: Job, status: str, error: Optional[BaseException] = None) -> None:
     "Checkpoint, tear everything down, and write meta.json, rejections and the report: once."
@@ -342,7 +369,7 @@ def wait(self: Job, timeout: Optional[float] = None) -> "Job":
     if self.status == "failed" and self.error is not None: raise self.error
     return self
 
-# %% ../nbs/12_job.ipynb 19
+# %% ../nbs/12_job.ipynb 21
 @patch
 def _disk_guard(self: Job) -> None:
     "Raises while the `disk_full` drill runs: every write to the run directory goes through here."

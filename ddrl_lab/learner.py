@@ -22,7 +22,8 @@ from .codecs import Encoded, get_codec
 from .runtime import PeerLost
 from .config import Config, config_hash
 from .losses import gae, ppo_loss
-from .models import bf16_autocast, build_model, build_q_model, get_weights, set_weights
+from .models import get_weights, make_policy, set_weights
+from .numerics import choose_numerics
 from .ondevice_ops import flat_parameters, flat_step, make_optimizer
 from .replay_shard import merge_samples
 from .segments import Segment, concat_segments, validate_segment
@@ -89,7 +90,8 @@ class Learner:
         torch.manual_seed(cfg.run.seed)
         self.cfg, self.a = cfg, cfg.algo
         self.device = resolve_device(cfg.topology.device)
-        self.model = self.build(obs_space, action_space).to(self.device)
+        self.numerics = choose_numerics(cfg, obs_space.shape, self.device)   # bf16 and the layout, for this machine
+        self.model = make_policy(cfg, obs_space, action_space, self.numerics.channels_last).to(self.device)
         self.flat, self.grad = flat_parameters(self.model)   # every parameter (gradient) a view of one flat tensor
         self.opt = make_optimizer(self.flat, self.grad, self.a)
         self.rng = np.random.default_rng(cfg.run.seed)
@@ -107,9 +109,6 @@ class Learner:
         newest = newest_checkpoint(checkpoint_dir)
         if newest is not None:   # a restarted learner continues from the newest checkpoint of its run
             self.load_checkpoint(str(newest)); self.restored_from = newest.name
-
-    def build(self, obs_space: gym.Space, action_space: gym.Space) -> torch.nn.Module:
-        return build_model(obs_space, action_space, self.a.hidden_size, torso=self.a.model, shared=self.a.shared_torso)
 
     def _train(self, b: Segment) -> dict:
         "One update on a batch of segments; returns mean statistics."
@@ -137,8 +136,8 @@ class Learner:
 # %% ../nbs/07_learner.ipynb 14
 @patch
 def autocast(self: Learner):
-    "bf16 autocast for forward passes when `algo.bf16` is set (else a no-op)."
-    return bf16_autocast(self.a.bf16, self.device.type)
+    "bf16 autocast for forward passes where `algo.bf16` resolves to it on this device (`choose_numerics`), else a no-op."
+    return self.numerics.autocast(self.device.type)
 
 def scheduled_lr(lr: float, algo, opt_steps: int, env_steps: int, total_env_steps: int) -> float:
     "The learning rate of the next optimizer step (every learner's, host and on-device): `lr` × warmup × optional anneal."
@@ -468,9 +467,6 @@ class DQNLearner(Learner):
         if not hasattr(self, "target"): self.target = copy.deepcopy(self.model)
         self.synced_at = getattr(self, "synced_at", 0)   # optimizer step of the last target-network copy
         self.model.set_epsilon(self.epsilon(self.env_steps))
-
-    def build(self, obs_space: gym.Space, action_space: gym.Space) -> torch.nn.Module:
-        return build_q_model(obs_space, action_space, self.a.hidden_size, torso=self.a.model)
 
     def epsilon(self, env_steps: int) -> float:
         "Linear decay from `eps_start` to `eps_end` over `eps_decay_steps` env steps."

@@ -15,8 +15,8 @@ from torch.distributions import Categorical
 
 # %% auto 0
 __all__ = ['TORSOS', 'layer_init', 'resolve_torso', 'torso_problems', 'torso_layers', 'prepare_obs', 'bf16_autocast',
-           'sample_rows', 'ActorCritic', 'QNetwork', 'space_problems', 'build_model', 'build_q_model', 'get_weights',
-           'set_weights']
+           'sample_rows', 'ActorCritic', 'QNetwork', 'space_problems', 'build_model', 'build_q_model', 'make_policy',
+           'get_weights', 'set_weights']
 
 # %% ../nbs/05_models.ipynb 5
 def layer_init(layer: nn.Module, std: float = np.sqrt(2), bias: float = 0.0) -> nn.Module:
@@ -152,7 +152,7 @@ class QNetwork(nn.Module):
 
     def act(self, obs: torch.Tensor, generator: Optional[torch.Generator] = None) -> tuple[torch.Tensor, torch.Tensor]:
         "Sampled actions and their log-probabilities under the epsilon-greedy policy (as `dist`, without building it)."
-        p = self.probs(obs)
+        p = self.probs(obs).float()                    # (fp32 log-probabilities, as the actor-critic's, under bf16 autocast too)
         a = sample_rows(p, generator)
         return a.squeeze(1), p.gather(1, a).squeeze(1).log()
 
@@ -188,6 +188,15 @@ def build_q_model(obs_space: gym.Space, action_space: gym.Space, hidden: int = 6
     return QNetwork(obs_space.shape, int(action_space.n), hidden, _obs_scale(obs_space), torso, dueling, channels_last)
 
 # %% ../nbs/05_models.ipynb 26
+def make_policy(cfg, obs_space: gym.Space, action_space: gym.Space, channels_last: bool = False) -> nn.Module:
+    "The model of `cfg` (a `Config`) for these spaces: the Q network for `dqn`, else the actor-critic."
+    a = cfg.algo
+    if a.name == "dqn":
+        return build_q_model(obs_space, action_space, a.hidden_size, torso=a.model, channels_last=channels_last)
+    return build_model(obs_space, action_space, a.hidden_size, torso=a.model, shared=a.shared_torso,
+                       channels_last=channels_last)
+
+# %% ../nbs/05_models.ipynb 28
 def get_weights(model: nn.Module) -> dict[str, np.ndarray]:
     "The model's parameters and buffers as NumPy arrays (copies)."
     return {k: v.detach().cpu().numpy().copy() for k, v in model.state_dict().items()}

@@ -5,7 +5,6 @@
 # %% ../nbs/09_ondevice.ipynb 2
 from __future__ import annotations
 
-import contextlib
 import copy
 import dataclasses
 import os
@@ -24,7 +23,8 @@ from .config import Config, ConfigError, config_from_dict, config_to_dict, load_
 from .envs import env_seeds
 from .learner import bootstrap_values, knob_values, next_step, resolve_device, scheduled_lr
 from .losses import gae
-from .models import build_q_model
+from .models import make_policy
+from .numerics import choose_numerics
 from .ondevice_ops import (STAT_NAMES, flat_parameters, flat_step, grad_step, make_model, make_optimizer,
                                    ppo_objective, sample_actions)
 from .replay_shard import nstep_items
@@ -65,6 +65,7 @@ class OnDeviceLoop:
         self.pool = make_torch_pool(cfg.env.id, cfg.env.num_envs, device=dev, max_episode_steps=cfg.env.max_episode_steps)
         self.obs = self.pool.reset(env_seeds(cfg.env, rank, cfg.run.seed))   # member `rank` of a data-parallel group: its own envs
         self.gen = torch.Generator(device=dev).manual_seed(cfg.run.seed + 7919 * rank)
+        self.numerics = choose_numerics(cfg, tuple(self.pool.single_observation_space.shape), dev)   # bf16, layout
         self.rank, self.reduce = rank, None      # `reduce`: averages the flat gradient over the group (`DeviceTrainer.join_group`)
         self.knobs = {k: getattr(cfg.algo, k) for k in self.KNOBS}
         self.version = self.updates = self.opt_steps = self.env_steps = 0
@@ -186,7 +187,7 @@ class OnDevicePPO(OnDeviceLoop):
         super().__init__(cfg, overrides, num_threads, rank)
         a, M, T, dev = self.cfg.algo, self.cfg.env.num_envs, self.cfg.algo.segment_length, self.device
         obs_space, act_space = self.pool.single_observation_space, self.pool.single_action_space
-        self.model = make_model(self.cfg, obs_space, act_space, dev)
+        self.model = make_model(self.cfg, obs_space, act_space, dev, self.numerics.channels_last)
         self.flat, self.grad = flat_parameters(self.model)
         self.opt = make_optimizer(self.flat, self.grad, a)
         # rollout storage, (T, M, ...) on the device
@@ -199,7 +200,7 @@ class OnDevicePPO(OnDeviceLoop):
 
     # --- acting ---
     def _autocast(self):
-        return torch.autocast(self.device.type, dtype=torch.bfloat16) if self.cfg.algo.bf16 else contextlib.nullcontext()
+        return self.numerics.autocast(self.device.type)
 
     @torch.no_grad()
     def rollout(self) -> dict:
@@ -258,7 +259,7 @@ class OnDevicePPO(OnDeviceLoop):
                 self.opt.lr = lr
                 last = e == epochs - 1 and i == starts[-1]
                 st = grad_step(self.model, self.opt, self.grad, {n: v[i:i + mbs] for n, v in shuffled.items()}, k,
-                               normalize_advantages=a.normalize_advantages, vf_clip=vf_clip, bf16=a.bf16, with_stats=last,
+                               normalize_advantages=a.normalize_advantages, vf_clip=vf_clip, bf16=self.numerics.bf16, with_stats=last,
                                reduce=self.reduce)
                 self.opt_steps += 1
                 if last: stats = st
@@ -334,7 +335,7 @@ class OnDeviceDQN(OnDeviceLoop):
         a, M, T = cfg.algo, cfg.env.num_envs, cfg.algo.segment_length
         obs_space, act_space = self.pool.single_observation_space, self.pool.single_action_space
         torch.manual_seed(cfg.run.seed)
-        self.net = build_q_model(obs_space, act_space, a.hidden_size, torso=a.model).to(dev)
+        self.net = make_policy(cfg, obs_space, act_space, self.numerics.channels_last).to(dev)
         self.target_net = copy.deepcopy(self.net).requires_grad_(False)
         self.flat, self.grad = flat_parameters(self.net)
         self.opt = make_optimizer(self.flat, self.grad, a)

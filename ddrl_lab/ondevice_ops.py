@@ -14,7 +14,7 @@ import torch
 
 from .config import Config
 from .losses import STAT_NAMES, ppo_terms
-from .models import ActorCritic, build_model
+from .models import ActorCritic, make_policy
 
 # %% auto 0
 __all__ = ['sample_actions', 'ppo_objective', 'make_model', 'flat_parameters', 'FlatAdam', 'clip_flat_', 'flat_step',
@@ -42,16 +42,17 @@ def ppo_objective(logits: torch.Tensor, values: torch.Tensor, actions: torch.Ten
                      vf_clip, old_values, with_stats)
 
 # %% ../nbs/06b_ondevice_ops.ipynb 14
-def make_model(cfg: Config, obs_space: gym.Space, action_space: gym.Space, device) -> ActorCritic:
-    """The actor-critic of `cfg` for these spaces on `device` (`models.build_model`: the torso `algo.model`, shared or not
-    by `algo.shared_torso`, as the host learners build it), initialised from `run.seed`."""
+def make_model(cfg: Config, obs_space: gym.Space, action_space: gym.Space, device, channels_last: bool = False) -> ActorCritic:
+    """The actor-critic of `cfg` for these spaces on `device` (`models.make_policy`, as every learner builds it),
+    initialised from `run.seed`."""
     torch.manual_seed(cfg.run.seed)
-    a = cfg.algo
-    return build_model(obs_space, action_space, a.hidden_size, torso=a.model, shared=a.shared_torso).to(device)
+    return make_policy(cfg, obs_space, action_space, channels_last).to(device)
 
 def flat_parameters(model: torch.nn.Module) -> tuple[torch.Tensor, torch.Tensor]:
     """Re-home every parameter of `model` as a view of one flat tensor, and every gradient as a view of another.
-    Returns both: the optimizer steps one tensor, clipping reads one norm, data-parallel workers all-reduce one buffer."""
+    Returns both: the optimizer steps one tensor, clipping reads one norm, data-parallel workers all-reduce one buffer.
+    Each view keeps its parameter's strides, so a channels-last model stays channels-last (its slice of the flat
+    tensor holds the same elements, in its own memory order)."""
     params = list(model.parameters())
     p0, n = params[0], sum(p.numel() for p in params)
     flat = torch.empty(n, dtype=p0.dtype, device=p0.device)
@@ -59,8 +60,9 @@ def flat_parameters(model: torch.nn.Module) -> tuple[torch.Tensor, torch.Tensor]
     o = 0
     for p in params:
         k = p.numel()
-        flat[o:o + k].copy_(p.data.view(-1))
-        p.data, p.grad = flat[o:o + k].view_as(p), grad[o:o + k].view_as(p)   # backward accumulates in place
+        view = flat[o:o + k].as_strided(p.shape, p.stride())
+        view.copy_(p.data)
+        p.data, p.grad = view, grad[o:o + k].as_strided(p.shape, p.stride())   # backward accumulates in place
         o += k
     return flat, grad
 

@@ -15,7 +15,8 @@ import torch
 
 from .config import Config
 from .envs import env_seeds
-from .models import bf16_autocast, build_model, build_q_model, set_weights
+from .models import bf16_autocast, make_policy, set_weights
+from .numerics import choose_numerics
 from .pools import make_env_pool
 from .codecs import Encoded, get_codec
 from .segments import Segment, validate_segment
@@ -48,8 +49,8 @@ class EnvRunner(DrillKnobs):
         self.seeds = env_seeds(cfg.env, worker_id, cfg.run.seed)
         self.obs = to_numpy(self.pool.reset(self.seeds))
         spaces = (self.pool.single_observation_space, self.pool.single_action_space)
-        if cfg.algo.name == "dqn": self.model = build_q_model(*spaces, cfg.algo.hidden_size, torso=cfg.algo.model)   # acts epsilon-greedily
-        else: self.model = build_model(*spaces, cfg.algo.hidden_size, torso=cfg.algo.model, shared=cfg.algo.shared_torso)
+        self.numerics = choose_numerics(cfg, spaces[0].shape, batch=cfg.env.num_envs, backward=False)   # acting: forward only
+        self.model = make_policy(cfg, *spaces, self.numerics.channels_last)    # DQN's acts epsilon-greedily
         self.gen = torch.Generator().manual_seed(cfg.run.seed * 1_000_003 + worker_id)
         self.num_actions, self.uniform = int(spaces[1].n), False
         self.uniform_logp = np.float32(-np.log(self.num_actions))
@@ -100,8 +101,8 @@ class EnvRunner(DrillKnobs):
         return seg
 
     def autocast(self):
-        "bf16 autocast for inference when `algo.bf16` is set, as the learner's forward passes are (same numbers, half the cost)."
-        return bf16_autocast(self.cfg.algo.bf16 and self._device is None)
+        "bf16 autocast for inference where `algo.bf16` resolves to it on this CPU (`choose_numerics`), as the learner's forward passes."
+        return bf16_autocast(self.numerics.bf16 and self._device is None)
 
     def produce(self, weights: dict) -> tuple[dict, Optional[Encoded]]:
         "One segment, validated before it leaves the worker and encoded with `channel.codec`: `(meta, encoded)`, `None` if rejected."
