@@ -93,7 +93,6 @@ class ActorCritic(nn.Module):
             self.actor = nn.Sequential(*layers, layer_init(nn.Linear(width, n_actions), std=0.01))
             layers, width = torso_layers(torso, obs_shape, hidden)
             self.critic = nn.Sequential(*layers, layer_init(nn.Linear(width, 1), std=1.0))
-        if channels_last: self.to(memory_format=torch.channels_last)
 
     def _x(self, obs: torch.Tensor) -> torch.Tensor: return self.torso(prepare_obs(obs, self.scale, self.channels_last))
     def value(self, obs: torch.Tensor) -> torch.Tensor: return self.critic(self._x(obs)).squeeze(-1)
@@ -124,7 +123,6 @@ class QNetwork(nn.Module):
         self.head = layer_init(nn.Linear(width, n_actions), std=1.0)                # Q, or the advantage stream
         self.value_head = layer_init(nn.Linear(width, 1), std=1.0) if dueling else None
         self.register_buffer("epsilon", torch.tensor(1.0))
-        if channels_last: self.to(memory_format=torch.channels_last)
 
     def set_epsilon(self, eps: float) -> None:
         "Set the exploration rate (in place, so it is part of the next `get_weights`)."

@@ -5,7 +5,6 @@
 # %% ../nbs/05a_numerics.ipynb 2
 from __future__ import annotations
 
-import copy
 import functools
 import itertools
 import platform
@@ -62,21 +61,16 @@ def _pass_seconds(net: nn.Module, x: torch.Tensor, backward: bool, bf16: bool) -
 def variant_seconds(obs_shape: tuple, hidden: int, batch: int, backward: bool, variants: tuple,
                     device: str = "cpu", threads: int = 0, repeats: int = 3) -> dict:
     """Seconds per pass (best of `repeats`, after a warm-up, interleaved) of the CNN torso for `obs_shape` at `batch`
-    in each `(bf16, channels_last)` of `variants`, measured here. `threads` is part of the cache key only."""
+    in each `(bf16, channels_last)` of `variants` (channels-last: the input's layout, as `models.prepare_obs` makes
+    it), measured here. `threads` is part of the cache key only."""
     with torch.random.fork_rng(devices=[]):     # (the run's random stream is left as it was)
-        base = nn.Sequential(*torso_layers("cnn", obs_shape, hidden)[0]).to(device)
+        net = nn.Sequential(*torso_layers("cnn", obs_shape, hidden)[0]).to(device)
     x = torch.rand(batch, *obs_shape, device=device)
-    runs = {}
-    for bf16, channels_last in variants:
-        net = copy.deepcopy(base)
-        if channels_last:
-            runs[bf16, channels_last] = (net.to(memory_format=torch.channels_last), x.contiguous(memory_format=torch.channels_last))
-        else:
-            runs[bf16, channels_last] = (net, x)
+    inputs = {False: x, True: x.contiguous(memory_format=torch.channels_last)}
     best = {v: float("inf") for v in variants}
     for i in range(repeats + 1):
-        for (bf16, channels_last), (net, xv) in runs.items():
-            seconds = _pass_seconds(net, xv, backward, bf16)
+        for bf16, channels_last in variants:
+            seconds = _pass_seconds(net, inputs[channels_last], backward, bf16)
             if i > 0:
                 best[bf16, channels_last] = min(best[bf16, channels_last], seconds)
     return best

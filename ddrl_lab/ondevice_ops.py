@@ -50,9 +50,7 @@ def make_model(cfg: Config, obs_space: gym.Space, action_space: gym.Space, devic
 
 def flat_parameters(model: torch.nn.Module) -> tuple[torch.Tensor, torch.Tensor]:
     """Re-home every parameter of `model` as a view of one flat tensor, and every gradient as a view of another.
-    Returns both: the optimizer steps one tensor, clipping reads one norm, data-parallel workers all-reduce one buffer.
-    Each view keeps its parameter's strides, so a channels-last model stays channels-last (its slice of the flat
-    tensor holds the same elements, in its own memory order)."""
+    Returns both: the optimizer steps one tensor, clipping reads one norm, data-parallel workers all-reduce one buffer."""
     params = list(model.parameters())
     p0, n = params[0], sum(p.numel() for p in params)
     flat = torch.empty(n, dtype=p0.dtype, device=p0.device)
@@ -60,9 +58,8 @@ def flat_parameters(model: torch.nn.Module) -> tuple[torch.Tensor, torch.Tensor]
     o = 0
     for p in params:
         k = p.numel()
-        view = flat[o:o + k].as_strided(p.shape, p.stride())
-        view.copy_(p.data)
-        p.data, p.grad = view, grad[o:o + k].as_strided(p.shape, p.stride())   # backward accumulates in place
+        flat[o:o + k].copy_(p.data.view(-1))
+        p.data, p.grad = flat[o:o + k].view_as(p), grad[o:o + k].view_as(p)   # backward accumulates in place
         o += k
     return flat, grad
 
