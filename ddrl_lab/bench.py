@@ -216,6 +216,7 @@ def run_job_for(preset: str, overrides: dict, seconds: float, start_timeout: flo
 # %% ../nbs/16_bench.ipynb 21
 BENCHMARKS: dict[str, str] = {   # name -> the family module that holds `bench_<name>` (imported when it runs)
     "sampling": "ddrl_lab.bench_sampling", "pong": "ddrl_lab.bench_sampling", "atari": "ddrl_lab.bench_sampling",
+    "numerics": "ddrl_lab.bench_sampling",
     "solve": "ddrl_lab.bench_learning", "replay": "ddrl_lab.bench_data", "codecs": "ddrl_lab.bench_data",
     "ray": "ddrl_lab.bench_data", "driver": "ddrl_lab.bench_learning", "sync": "ddrl_lab.bench_learning"}
 

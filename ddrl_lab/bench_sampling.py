@@ -17,9 +17,10 @@ import numpy as np
 from .bench import Recorder, _cfg, ensure_ray, run_job_for, timed
 
 # %% auto 0
-__all__ = ['PONG_OVERRIDES', 'PONG_WIDER', 'ATARI_TOPOLOGIES', 'SB3_ATARI', 'stepper', 'PlainProcessPool', 'fixed_weights',
-           'runner_rate', 'RayRunners', 'pool_rate', 'torch_pool_rate', 'bench_sampling', 'bench_pong', 'sb3_pong_rate',
-           'native_pool_rate', 'bench_atari']
+__all__ = ['PONG_OVERRIDES', 'PONG_WIDER', 'ATARI_TOPOLOGIES', 'SB3_ATARI', 'NUMERICS_PRESETS', 'NUMERICS_VARIANTS', 'stepper',
+           'PlainProcessPool', 'fixed_weights', 'runner_rate', 'RayRunners', 'pool_rate', 'torch_pool_rate',
+           'bench_sampling', 'bench_pong', 'sb3_pong_rate', 'native_pool_rate', 'agent_steps_while_learning',
+           'atari_numerics', 'bench_numerics', 'bench_atari']
 
 # %% ../nbs/16a_bench_sampling.ipynb 5
 def stepper(kind: str, env_cfg, num_envs: int = 1, seed: int = 0) -> Callable[[int], None]:
@@ -342,7 +343,45 @@ def native_pool_rate(env_cfg, seconds: float) -> float:
     try: return pool_rate(pool, env_seeds(env_cfg, 0), seconds)
     finally: pool.close()
 
-# %% ../nbs/16a_bench_sampling.ipynb 19
+# %% ../nbs/16a_bench_sampling.ipynb 20
+NUMERICS_PRESETS = ("pong-ppo", "pong-impala", "minatar-breakout")
+NUMERICS_VARIANTS = {   # label -> the forced settings
+    "fp32": {"algo.bf16": False, "algo.channels_last": False},
+    "fp32 channels-last": {"algo.bf16": False, "algo.channels_last": True},
+    "bf16": {"algo.bf16": True, "algo.channels_last": False},
+    "bf16 channels-last": {"algo.bf16": True, "algo.channels_last": True},
+}
+
+def agent_steps_while_learning(preset: str, overrides: dict, seed: int, seconds: float) -> float:
+    "Agent steps/s of a job of `preset` while it learns (decoupled: the steps the learner trained on), over `seconds`."
+    r = run_job_for(preset, {**overrides, "run.seed": seed, "run.log_interval_s": 1.0}, seconds)
+    cfg = _cfg(preset, overrides)
+    trained = r.get("trained_segments_per_s", 0) * cfg.algo.segment_length * cfg.env.num_envs
+    return trained or r["env_steps_per_s"]
+
+def atari_numerics(rec: Recorder, seconds: float) -> None:
+    "Each preset of `NUMERICS_PRESETS` shipped and in every forced variant; the shipped one over the fastest and over fp32."
+    from ddrl_lab.numerics import bf16_native
+    rec.notes.append(f"numerics: each preset shipped (auto) and forced each way, {seconds:.0f} s per job, agent steps/s")
+    for i in range(rec.repeats):
+        for preset in NUMERICS_PRESETS:
+            rec.say(f"  numerics of {preset}, repeat {i + 1}/{rec.repeats}")
+            shipped = rec.measure(f"{preset} shipped", "agent steps/s", lambda: agent_steps_while_learning(preset, {}, i, seconds))
+            forced = [rec.measure(f"{preset} forced {label}", "agent steps/s",
+                                  lambda: agent_steps_while_learning(preset, ov, i, seconds))
+                      for label, ov in NUMERICS_VARIANTS.items()]
+            measured = [v for v in forced if v is not None]
+            rec.add(f"{preset} fastest forced", max(measured) if measured else None, "agent steps/s")
+    for preset in NUMERICS_PRESETS:
+        rec.ratio(f"{preset}: shipped / fastest forced", f"{preset} shipped", f"{preset} fastest forced", target=0.9)
+        rec.ratio(f"{preset}: shipped / fp32", f"{preset} shipped", f"{preset} forced fp32",
+                  target=1.5 if preset == "pong-ppo" and not bf16_native() else None)
+
+def bench_numerics(rec: Recorder) -> None:
+    "The numerics part of `bench atari` alone."
+    atari_numerics(rec, 10.0 if rec.quick else 30.0)
+
+# %% ../nbs/16a_bench_sampling.ipynb 21
 def bench_atari(rec: Recorder) -> None:
     "Frames/s while learning Pong, per topology, against the native pool's ceiling and stable-baselines3 PPO."
     S, D = (2.0, 10.0) if rec.quick else (5.0, 30.0)
@@ -355,12 +394,8 @@ def bench_atari(rec: Recorder) -> None:
         rec.measure(ceiling, "frames/s", lambda: env.frame_skip * native_pool_rate(env, S))
         rec.measure(wrappers, "frames/s", lambda: env.frame_skip * native_pool_rate(dataclasses.replace(env, vectorization="inline"), S))
         for label, (preset, ov) in ATARI_TOPOLOGIES.items():
-            def job_rate():
-                r = run_job_for(preset, {**ov, "run.seed": i, "run.log_interval_s": 1.0}, D)
-                cfg = _cfg(preset, ov)
-                trained = r.get("trained_segments_per_s", 0) * cfg.algo.segment_length * cfg.env.num_envs
-                return cfg.env.frame_skip * (trained or r["env_steps_per_s"])
-            rec.measure(label, "frames/s", job_rate)
+            frames_per_step = _cfg(preset, ov).env.frame_skip
+            rec.measure(label, "frames/s", lambda: frames_per_step * agent_steps_while_learning(preset, ov, i, D))
         if sb3:
             try: rec.add(peer, 4 * sb3_pong_rate(D, seed=i), "frames/s")   # its AtariWrapper skips 4 frames
             except ImportError as e: sb3 = False; rec.na(peer, f"{e}: pip install stable-baselines3 to measure the peer")
@@ -368,3 +403,4 @@ def bench_atari(rec: Recorder) -> None:
     for label in ATARI_TOPOLOGIES:
         if sb3: rec.ratio(f"{label} / stable-baselines3 PPO", label, peer, target=3.0)
         rec.ratio(f"{label} / the ceiling", label, ceiling, target=0.4)
+    atari_numerics(rec, D)
