@@ -198,6 +198,7 @@ def run_job_for(preset: str, overrides: dict, seconds: float, start_timeout: flo
             while time.monotonic() < end and job.status == "running": time.sleep(0.1)
             if job.status != "running": job.wait(); raise RuntimeError(f"the job ended ({job.status}) while measured")
             rows, cpu1 = list(job.log.rows), _cpu_s()
+            numerics = job.meta.get("numerics")
         finally:
             job.stop()
     r1 = rows[-1]
@@ -211,7 +212,7 @@ def run_job_for(preset: str, overrides: dict, seconds: float, start_timeout: flo
                 version_lag_mean=statistics.fmean(lags) if lags else None,
                 version_lag_max=max((r.get("version_lag_max") or 0 for r in between), default=None),
                 driver_cpu_s=cpu1 - cpu0, produced_segments=r1.get("produced_segments", 0) - r0.get("produced_segments", 0),
-                learner_updates=r1.get("learner_updates", 0) - r0.get("learner_updates", 0))
+                learner_updates=r1.get("learner_updates", 0) - r0.get("learner_updates", 0), numerics=numerics)
 
 # %% ../nbs/16_bench.ipynb 21
 BENCHMARKS: dict[str, str] = {   # name -> the family module that holds `bench_<name>` (imported when it runs)

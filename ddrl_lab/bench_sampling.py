@@ -10,7 +10,7 @@ import dataclasses
 import multiprocessing as mp
 import os
 import time
-from typing import Callable
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -352,11 +352,15 @@ NUMERICS_VARIANTS = {   # label -> the forced settings
     "bf16 channels-last": {"algo.bf16": True, "algo.channels_last": True},
 }
 
-def agent_steps_while_learning(preset: str, overrides: dict, seed: int, seconds: float) -> float:
-    "Agent steps/s of a job of `preset` while it learns (decoupled: the steps the learner trained on), over `seconds`."
+def agent_steps_while_learning(preset: str, overrides: dict, seed: int, seconds: float, say: Optional[Callable] = None) -> float:
+    """Agent steps/s of a job of `preset` while it learns (decoupled: the steps the learner trained on), over `seconds`;
+    `say` is told the numerics the job chose (`meta.json`'s `numerics`)."""
     r = run_job_for(preset, {**overrides, "run.seed": seed, "run.log_interval_s": 1.0}, seconds)
     cfg = _cfg(preset, overrides)
     trained = r.get("trained_segments_per_s", 0) * cfg.algo.segment_length * cfg.env.num_envs
+    if say is not None and r.get("numerics"):
+        n = r["numerics"]
+        say(f"{preset}{' ' + str(overrides) if overrides else ''}: bf16 {n['bf16']}, channels-last {n['channels_last']}")
     return trained or r["env_steps_per_s"]
 
 def atari_numerics(rec: Recorder, seconds: float) -> None:
@@ -366,7 +370,8 @@ def atari_numerics(rec: Recorder, seconds: float) -> None:
     for i in range(rec.repeats):
         for preset in NUMERICS_PRESETS:
             rec.say(f"  numerics of {preset}, repeat {i + 1}/{rec.repeats}")
-            shipped = rec.measure(f"{preset} shipped", "agent steps/s", lambda: agent_steps_while_learning(preset, {}, i, seconds))
+            chose = lambda text: rec.notes.append(f"repeat {i + 1}, {text}")
+            rec.measure(f"{preset} shipped", "agent steps/s", lambda: agent_steps_while_learning(preset, {}, i, seconds, chose))
             forced = [rec.measure(f"{preset} forced {label}", "agent steps/s",
                                   lambda: agent_steps_while_learning(preset, ov, i, seconds))
                       for label, ov in NUMERICS_VARIANTS.items()]

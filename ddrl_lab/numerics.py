@@ -16,7 +16,7 @@ from typing import Optional
 import torch
 from torch import nn
 
-from .models import bf16_autocast, resolve_torso, torso_layers
+from .models import bf16_autocast, prepare_obs, resolve_torso, torso_layers
 
 # %% auto 0
 __all__ = ['BF16_EMULATED', 'CHANNELS_LAST_MARGIN', 'MEASURE_BATCH', 'bf16_native', 'bf16_warning', 'variant_seconds',
@@ -43,34 +43,33 @@ def bf16_warning(setting, device="cpu") -> Optional[str]:
     return BF16_EMULATED.format(kind=kind)
 
 # %% ../nbs/05a_numerics.ipynb 9
-CHANNELS_LAST_MARGIN = 1.05   # another variant must measure at least this much faster than the first to be chosen
+CHANNELS_LAST_MARGIN = 1.05   # a variant must measure at least this much faster than the choice before it to be chosen
 MEASURE_BATCH = 256           # the largest batch measured (the choice is the same beyond it)
 
-def _pass_seconds(net: nn.Module, x: torch.Tensor, backward: bool, bf16: bool) -> float:
-    "Seconds of one forward (and backward) pass of `net` on `x`."
+def _pass_seconds(net: nn.Module, obs: torch.Tensor, channels_last: bool, backward: bool, bf16: bool) -> float:
+    "Seconds of one forward (and backward) pass of `net` on uint8 `obs`, prepared as the models prepare them."
     t0 = time.perf_counter()
-    with bf16_autocast(bf16, x.device.type):
-        out = net(x)
+    with bf16_autocast(bf16, obs.device.type):
+        out = net(prepare_obs(obs, 1 / 255, channels_last))
     if backward:
         out.float().sum().backward()
-    if x.device.type == "cuda":
-        torch.cuda.synchronize(x.device)
+    if obs.device.type == "cuda":
+        torch.cuda.synchronize(obs.device)
     return time.perf_counter() - t0
 
 @functools.lru_cache(maxsize=None)
 def variant_seconds(obs_shape: tuple, hidden: int, batch: int, backward: bool, variants: tuple,
-                    device: str = "cpu", threads: int = 0, repeats: int = 3) -> dict:
+                    device: str = "cpu", threads: int = 0, repeats: int = 4) -> dict:
     """Seconds per pass (best of `repeats`, after a warm-up, interleaved) of the CNN torso for `obs_shape` at `batch`
-    in each `(bf16, channels_last)` of `variants` (channels-last: the input's layout, as `models.prepare_obs` makes
-    it), measured here. `threads` is part of the cache key only."""
+    in each `(bf16, channels_last)` of `variants`, from uint8 observations through `models.prepare_obs` (which makes
+    the channels-last input), measured here. `threads` is part of the cache key only."""
     with torch.random.fork_rng(devices=[]):     # (the run's random stream is left as it was)
         net = nn.Sequential(*torso_layers("cnn", obs_shape, hidden)[0]).to(device)
-    x = torch.rand(batch, *obs_shape, device=device)
-    inputs = {False: x, True: x.contiguous(memory_format=torch.channels_last)}
+        obs = torch.randint(0, 256, (batch, *obs_shape), dtype=torch.uint8, device=device)
     best = {v: float("inf") for v in variants}
     for i in range(repeats + 1):
         for bf16, channels_last in variants:
-            seconds = _pass_seconds(net, inputs[channels_last], backward, bf16)
+            seconds = _pass_seconds(net, obs, channels_last, backward, bf16)
             if i > 0:
                 best[bf16, channels_last] = min(best[bf16, channels_last], seconds)
     return best
@@ -90,8 +89,11 @@ def choose_variant(bf16_setting, layout_setting, torso: str, obs_shape: tuple, h
         return variants[0]
     seconds = variant_seconds(tuple(obs_shape), hidden, min(batch, MEASURE_BATCH), backward, variants,
                               str(device), torch.get_num_threads())
-    fastest, first = min(variants, key=seconds.get), variants[0]
-    return fastest if seconds[first] >= CHANNELS_LAST_MARGIN * seconds[fastest] else first
+    chosen = variants[0]
+    for variant in variants[1:]:        # in order of preference: each must beat the choice so far by the margin
+        if CHANNELS_LAST_MARGIN * seconds[variant] <= seconds[chosen]:
+            chosen = variant
+    return chosen
 
 # %% ../nbs/05a_numerics.ipynb 13
 @dataclass(frozen=True)

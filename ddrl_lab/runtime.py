@@ -6,14 +6,16 @@
 from __future__ import annotations
 
 import os
+from concurrent import futures
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Optional
 
 from .config import ConfigError
 
 # %% auto 0
-__all__ = ['LOOPBACK_ONLY_ENV', 'TASK_EVENTS_KEPT', 'ActorDied', 'PeerLost', 'Done', 'Local', 'SerialRuntime', 'init_local_ray',
-           'code_env', 'RayRuntime', 'make_runtime']
+__all__ = ['LOOPBACK_ONLY_ENV', 'TASK_EVENTS_KEPT', 'ActorDied', 'PeerLost', 'Done', 'Later', 'Local', 'SerialRuntime',
+           'init_local_ray', 'code_env', 'RayRuntime', 'make_runtime']
 
 # %% ../nbs/11_runtime.ipynb 4
 class ActorDied(RuntimeError):
@@ -29,26 +31,49 @@ class Done:
     __slots__ = ("value", "error")
     def __init__(self, value=None, error: Optional[BaseException] = None): self.value, self.error = value, error
 
+class Later:
+    """A call queued on a threaded in-process actor (`SerialRuntime.spawn(threaded=True)`): its `Done` once the actor's
+    own thread has run it. `get` waits for it; `ready` says whether it has finished."""
+    __slots__ = ("future", "index")
+    def __init__(self, future, index: Optional[int] = None): self.future, self.index = future, index
+    def done(self) -> bool: return self.future.done()
+    def resolve(self) -> Done:
+        out = self.future.result()
+        return out if self.index is None else out[self.index]
+
 def _value(x):
+    if isinstance(x, Later): x = x.resolve()
     if not isinstance(x, Done): return x
     if x.error is not None: raise x.error
     return x.value
 
 class Local:
-    "A handle to an in-process component; a restartable one is rebuilt from its recipe when it crashes."
-    def __init__(self, cls, args, kwargs, restartable: bool):
+    """A handle to an in-process component; a restartable one is rebuilt from its recipe when it crashes. A threaded
+    one runs its calls on its own thread, one after another in the order they were made (as a Ray actor does)."""
+    def __init__(self, cls, args, kwargs, restartable: bool, threaded: bool = False):
         self.recipe, self.restartable = (cls, args, kwargs), restartable
         self.obj, self.crashed = cls(*args, **kwargs), False
+        self.thread = ThreadPoolExecutor(1, thread_name_prefix=cls.__name__) if threaded else None
 
 class SerialRuntime:
     "Every component in this process; each `call` runs at once. `Done`s passed as arguments are resolved, as Ray resolves refs."
     name = "serial"
     def __init__(self): self.actors: list = []
 
-    def spawn(self, cls, *args, num_cpus: float = 1, num_gpus: float = 0, restartable: bool = False, spread: bool = False, **kwargs) -> Local:
-        h = Local(cls, args, kwargs, restartable); self.actors.append(h); return h
+    def spawn(self, cls, *args, num_cpus: float = 1, num_gpus: float = 0, restartable: bool = False, spread: bool = False,
+              threaded: bool = False, **kwargs) -> Local:
+        "An in-process component; `threaded`: its calls run on its own thread, so the caller goes on meanwhile."
+        h = Local(cls, args, kwargs, restartable, threaded)
+        self.actors.append(h)
+        return h
     def call(self, actor: Local, method: str, *args, num_returns: int = 1, **kwargs):
-        "Run the call now; like Ray, a dead actor or a failed argument makes the *result* fail with `ActorDied`."
+        "Run the call now (a threaded actor: queue it on its thread, and return `Later`s)."
+        if actor.thread is None or actor.obj is None:        # (a killed actor's call fails at once)
+            return self._run(actor, method, args, kwargs, num_returns)
+        future = actor.thread.submit(self._run, actor, method, args, kwargs, num_returns)
+        return tuple(Later(future, k) for k in range(num_returns)) if num_returns > 1 else Later(future)
+    def _run(self, actor: Local, method: str, args: tuple, kwargs: dict, num_returns: int):
+        "Run one call; like Ray, a dead actor or a failed argument makes the *result* fail with `ActorDied`."
         try:
             name = actor.recipe[0].__name__
             if actor.obj is None: raise ActorDied(f"{name} is dead")
@@ -59,20 +84,29 @@ class SerialRuntime:
             return tuple(Done(error=e) for _ in range(num_returns)) if num_returns > 1 else Done(error=e)
         return tuple(Done(v) for v in out) if num_returns > 1 else Done(out)
     def get(self, refs, timeout: Optional[float] = None): return [_value(r) for r in refs] if isinstance(refs, list) else _value(refs)
-    def ready(self, refs: list, timeout: float = 0.0) -> list: return list(refs)
-    def first_ready(self, refs: list, timeout: float = 0.0) -> list: return list(refs)
+    def ready(self, refs: list, timeout: float = 0.0) -> list:
+        "The finished ones of `refs`, waiting up to `timeout` for all of them (calls of an unthreaded actor are finished)."
+        pending = [r.future for r in refs if isinstance(r, Later)]
+        if pending and timeout > 0: futures.wait(pending, timeout=timeout)
+        return [r for r in refs if not isinstance(r, Later) or r.done()]
+    def first_ready(self, refs: list, timeout: float = 0.0) -> list:
+        "Wake at the first of `refs` to finish, and return every one finished by then, in order."
+        pending = [r.future for r in refs if isinstance(r, Later)]
+        if len(pending) == len(refs) and timeout > 0: futures.wait(pending, timeout=timeout, return_when=futures.FIRST_COMPLETED)
+        return [r for r in refs if not isinstance(r, Later) or r.done()]
     def crash(self, actor: Local) -> None:
         "Fault drill: the component dies (without cleaning up, as a process would); a restartable one comes back fresh from its recipe."
         cls, args, kwargs = actor.recipe
         actor.obj, actor.crashed = (cls(*args, **kwargs) if actor.restartable else None), True
     def kill(self, actor: Local) -> None:
         if actor in self.actors: self.actors.remove(actor)
+        if actor.thread is not None: actor.thread.shutdown(wait=True)    # (its call in progress ends first)
         if hasattr(actor.obj, "close"): actor.obj.close()
         actor.obj = None
     def shutdown(self) -> None:
         for a in list(self.actors): self.kill(a)
 
-# %% ../nbs/11_runtime.ipynb 8
+# %% ../nbs/11_runtime.ipynb 10
 LOOPBACK_ONLY_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"   # "0": Ray takes 127.0.0.1 as this node's address
 
 def init_local_ray(**kwargs):
@@ -89,7 +123,7 @@ def init_local_ray(**kwargs):
         else: os.environ[LOOPBACK_ONLY_ENV] = old_env
 
 
-# %% ../nbs/11_runtime.ipynb 9
+# %% ../nbs/11_runtime.ipynb 11
 def code_env() -> dict:
     """Ray's runtime environment for a job that joins a cluster: this process's `ddrl_lab` package goes to the cluster
     (`py_modules`) and every worker imports it from there, so a node without the same checkout runs the same version.
@@ -140,10 +174,12 @@ class RayRuntime:
         "The GPUs of the cluster (Ray's count: those it detected, or declared with `ray start --num-gpus`)."
         return float(self.ray.cluster_resources().get("GPU", 0.0))
 
-    def spawn(self, cls, *args, num_cpus: float = 1, num_gpus: float = 0, restartable: bool = False, spread: bool = False, **kwargs):
+    def spawn(self, cls, *args, num_cpus: float = 1, num_gpus: float = 0, restartable: bool = False, spread: bool = False,
+              threaded: bool = False, **kwargs):
         """A Ray actor; a restartable one is brought back by Ray (its `__init__` runs again, on any node with room)
         when it or its node dies. `spread` places such actors across the cluster's nodes. With `num_gpus`, Ray places
-        it on a node with that many free GPUs and makes them (and only them) visible to it."""
+        it on a node with that many free GPUs and makes them (and only them) visible to it. (`threaded` is the serial
+        runtime's: a Ray actor runs apart from its caller already.)"""
         opts = dict(num_cpus=num_cpus, max_restarts=-1 if restartable else 0, max_task_retries=0)
         if num_gpus: opts["num_gpus"] = num_gpus
         if spread: opts["scheduling_strategy"] = "SPREAD"

@@ -21,7 +21,8 @@ class BarrierLoop(Loop):
     update. With `sync.preempt_fraction` < 1 the round goes ahead once that fraction of workers has reported (DD-PPO's
     preemption); a straggler keeps its segments in flight and they join a later round, one version behind. Each
     worker makes one segment per round, or with `sync.balance_workers` its share (`worker_shares`). Also the
-    co-located topology: the same loop, every call run at once in this process."""
+    co-located topology: the same loop in this process; with `topology.overlap` its workers act on threads of their
+    own for the next round while the learner updates on this one (one version of policy lag)."""
     name = "barrier"
 
     @classmethod
@@ -32,6 +33,7 @@ class BarrierLoop(Loop):
 
     def __init__(self, job):
         super().__init__(job)
+        self.overlap = self.config.topology.overlap           # co-located: the next round acts while this one trains
         self.collect_s: dict = {}           # worker -> its seconds per segment (moving average), for balanced rounds
         self.stats: dict = {}               # barrier waits and round sizes since the last row
 
@@ -39,7 +41,7 @@ class BarrierLoop(Loop):
         threads = self.colocated_threads(spaces)                    # co-located: acting and learning time-sliced in this process
         self.learner = self.rt.spawn(self.job.learner_cls, self.config, *spaces, restartable=True, checkpoint_dir=checkpoint_dir,
                                      force_checkpoint=force, num_gpus=gpus, **threads)
-        self.spawn_runners(**threads)
+        self.spawn_runners(threaded=self.overlap, **threads)
 
     def worker_shares(self, n: int) -> list[int]:
         """Segments each of `n` workers makes in the next round: one each; with `sync.balance_workers`, as many as it
@@ -57,6 +59,15 @@ class BarrierLoop(Loop):
         old = self.collect_s.get(worker)
         self.collect_s[worker] = meta["collect_s"] if old is None else 0.7 * old + 0.3 * meta["collect_s"]
 
+    def launch(self, inflight: dict, n: int) -> None:
+        "Every idle one of the `n` workers starts its share of a round, with the newest weights."
+        idle = [i for i in range(n) if i not in inflight]
+        if not idle: return
+        weights = self.rt.call(self.learner, "get_weights")
+        shares = self.worker_shares(n)
+        for i in idle:                                         # a worker's calls run in order: its last one done, all are
+            inflight[i] = [self.rt.call(self.runners[i], "produce", weights, num_returns=2) for _ in range(shares[i])]
+
     def run(self) -> None:
         rt, job, led = self.rt, self.job, self.ledger
         inflight: dict = {}                                  # worker -> [(meta, segment) refs] still being produced
@@ -66,10 +77,7 @@ class BarrierLoop(Loop):
             for i in [i for i in inflight if i >= n]:
                 for _ in inflight.pop(i): led.lost(i)
             need = max(1, math.ceil(self.config.sync.preempt_fraction * n))
-            weights = rt.call(self.learner, "get_weights")
-            shares = self.worker_shares(n)
-            for i, r in enumerate(self.runners):              # a worker's calls run in order: its last one done, all are
-                if i not in inflight: inflight[i] = [rt.call(r, "produce", weights, num_returns=2) for _ in range(shares[i])]
+            self.launch(inflight, n)
             t0, got = time.monotonic(), []
             while len(got) < need:                            # the barrier (all of them, unless preempting)
                 waiting = {inflight[i][-1][0]: i for i in inflight if i not in got}
@@ -85,6 +93,7 @@ class BarrierLoop(Loop):
                     except ActorDied: led.lost(i); continue
                     led.produced(m); segments.append(seg); self.note_collect(i, m)
             self.stats.setdefault("round", []).append(len(segments))
+            if self.overlap: self.launch(inflight, n)        # the next round acts (with these weights) while this one trains
             try: info = rt.get(rt.call(self.learner, "update", *segments, version_floor=led.rows.version))
             except ActorDied:                       # the learner died: this round's segments are lost, counted
                 led.books["lost_with_learner"] += len(segments); time.sleep(0.2); continue
