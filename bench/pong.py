@@ -12,6 +12,7 @@ import argparse
 import time
 
 from ddrl_lab import Job
+from ddrl_lab.numerics import compute_info
 
 
 def main():
@@ -23,12 +24,13 @@ def main():
     ap.add_argument("--set", action="append", default=[], help="section.key=value overrides, as ddrl-lab run takes them")
     a = ap.parse_args()
     overrides = [f"run.out={a.out}", f"run.seed={a.seed}", *a.set]
+    print(f"machine: {compute_info()}", flush=True)
     job = Job(a.preset, overrides).start()
     t0 = time.monotonic()
     try: job.wait(timeout=a.minutes * 60)
     finally: job.stop()
     df, k = job.metrics(), job.config.env.frame_skip     # frames per agent step
-    print(f"run directory: {job.run_dir}  (preset {a.preset}, seed {a.seed}, status {job.status})")
+    print(f"run directory: {job.run_dir}  (preset {a.preset}, seed {a.seed}, status {job.status}; numerics {job.meta.get('numerics')})")
     print(f"{'minutes':>8} {'frames':>12} {'frames/s':>10} {'return (last 10)':>17} {'lag max':>8}")
     step = max(1, len(df) // 30)
     for _, r in df.iloc[::step].iterrows():

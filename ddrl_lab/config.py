@@ -103,7 +103,7 @@ class TopologyConfig:
     device: str = setting("auto", choices=("auto", "cpu", "cuda"))  # learner device
     inference_batch: int = setting(0, lo=0)  # central-inference: most workers served by one inference call (0: all of them)
     inference_timeout_ms: float = setting(2.0, lo=0.0)  # central-inference: longest wait for more workers before an inference call
-    overlap: bool = False  # co-located: the workers act for the next round while the learner updates on this one (one version of policy lag)
+    overlap_acting: bool = False  # co-located: the workers act for the next round while the learner updates on this one (one version of policy lag)
 
 @dataclass
 class SyncConfig:

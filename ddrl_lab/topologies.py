@@ -106,8 +106,8 @@ def check_supported(cfg: Config) -> None:
         problems.append(f"topology.mode = 'co-located' samples then trains in one process (zero policy lag): it runs "
                         f"{cfg.algo.name} with sync.mode = 'sync' and without replay (got sync.mode {cfg.sync.mode!r}, "
                         f"replay.kind {cfg.replay.kind!r}); only dqn goes through replay there.")
-    if cfg.topology.overlap and (cfg.topology.mode != "co-located" or cfg.algo.name == "dqn"):
-        problems.append(f"topology.overlap = true lets a co-located job's workers act while its learner updates: it needs "
+    if cfg.topology.overlap_acting and (cfg.topology.mode != "co-located" or cfg.algo.name == "dqn"):
+        problems.append(f"topology.overlap_acting = true lets a co-located job's workers act while its learner updates: it needs "
                         f"topology.mode = 'co-located' with ppo or impala (got topology.mode {cfg.topology.mode!r}, algo.name "
                         f"{cfg.algo.name!r}); decoupled workers act apart from the learner already.")
     if cfg.algo.name == "dqn" and cfg.sync.mode != "async" and not problems:

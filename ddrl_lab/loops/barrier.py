@@ -21,7 +21,7 @@ class BarrierLoop(Loop):
     update. With `sync.preempt_fraction` < 1 the round goes ahead once that fraction of workers has reported (DD-PPO's
     preemption); a straggler keeps its segments in flight and they join a later round, one version behind. Each
     worker makes one segment per round, or with `sync.balance_workers` its share (`worker_shares`). Also the
-    co-located topology: the same loop in this process; with `topology.overlap` its workers act on threads of their
+    co-located topology: the same loop in this process; with `topology.overlap_acting` its workers act on threads of their
     own for the next round while the learner updates on this one (one version of policy lag)."""
     name = "barrier"
 
@@ -33,7 +33,7 @@ class BarrierLoop(Loop):
 
     def __init__(self, job):
         super().__init__(job)
-        self.overlap = self.config.topology.overlap           # co-located: the next round acts while this one trains
+        self.overlap = self.config.topology.overlap_acting           # co-located: the next round acts while this one trains
         self.collect_s: dict = {}           # worker -> its seconds per segment (moving average), for balanced rounds
         self.stats: dict = {}               # barrier waits and round sizes since the last row
 
