@@ -299,9 +299,9 @@ KL_MAX, ENTROPY_COLLAPSE, MIN_PROGRESS = 0.05, 0.05, 0.25   # median approx KL p
 def check_algorithm(df: pd.DataFrame, cfg: Config, meta: dict, rejections: list) -> Stage:
     "Stage 4: with sound data, versions and flow, does the algorithm learn (finite losses, steady updates, rising returns)?"
     s, a = Stage("algorithm", "does the algorithm learn?"), cfg.algo
-    for warning in meta.get("warnings", []):
-        if warning.startswith("bf16 is emulated"):
-            s.checks.append(Check("numerics", warning, False, "set algo.bf16=auto: bf16 where the device computes it natively, fp32 elsewhere."))
+    emulated = (meta.get("numerics") or {}).get("warning")      # an explicit bf16 where the device emulates it
+    if emulated:
+        s.checks.append(Check("numerics", emulated, False, "set algo.bf16=auto: bf16 where the device computes it natively, fp32 elsewhere."))
     for k in [c for c in df.columns if c.startswith("loss_") or c == "grad_norm"]:
         col = df[k]
         first = col.first_valid_index()

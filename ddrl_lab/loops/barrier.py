@@ -33,7 +33,6 @@ class BarrierLoop(Loop):
 
     def __init__(self, job):
         super().__init__(job)
-        self.overlap = self.config.topology.overlap_acting           # co-located: the next round acts while this one trains
         self.collect_s: dict = {}           # worker -> its seconds per segment (moving average), for balanced rounds
         self.stats: dict = {}               # barrier waits and round sizes since the last row
 
@@ -41,7 +40,7 @@ class BarrierLoop(Loop):
         threads = self.colocated_threads(spaces)                    # co-located: acting and learning time-sliced in this process
         self.learner = self.rt.spawn(self.job.learner_cls, self.config, *spaces, restartable=True, checkpoint_dir=checkpoint_dir,
                                      force_checkpoint=force, num_gpus=gpus, **threads)
-        self.spawn_runners(threaded=self.overlap, **threads)
+        self.spawn_runners(threaded=self.config.topology.overlap_acting, **threads)   # (acting while the learner updates)
 
     def worker_shares(self, n: int) -> list[int]:
         """Segments each of `n` workers makes in the next round: one each; with `sync.balance_workers`, as many as it
@@ -93,7 +92,7 @@ class BarrierLoop(Loop):
                     except ActorDied: led.lost(i); continue
                     led.produced(m); segments.append(seg); self.note_collect(i, m)
             self.stats.setdefault("round", []).append(len(segments))
-            if self.overlap: self.launch(inflight, n)        # the next round acts (with these weights) while this one trains
+            if self.config.topology.overlap_acting: self.launch(inflight, n)        # the next round acts (with these weights) while this one trains
             try: info = rt.get(rt.call(self.learner, "update", *segments, version_floor=led.rows.version))
             except ActorDied:                       # the learner died: this round's segments are lost, counted
                 led.books["lost_with_learner"] += len(segments); time.sleep(0.2); continue
