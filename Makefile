@@ -3,6 +3,7 @@
 #                papermill quickstart; ends with a run directory and its report.html
 #   make test  - set up .venv if needed, then run the whole test suite (make test-learning: the long learning runs it leaves out)
 #   make bench - the benchmarks of the README's table (BENCH="pong sync" or BENCH=all for others)
+#   make format - the notebooks' code formatted (ruff format, .ruff.toml), then exported
 #   make docs  - the static docs site in site/ (notebooks executed, API reference); open site/index.html
 # Dependencies and their pins live in settings.ini (read by setup.py); this file only installs
 # the CPU build of torch first, which keeps pip from pulling a multi-GB CUDA build.
@@ -13,7 +14,7 @@ TORCH_SPEC ?= torch==2.13.0
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test test-learning docs export readme bench bench-envs clean-runs
+.PHONY: install demo test test-learning docs export format readme bench bench-envs clean-runs
 
 install: $(STAMP)
 
@@ -61,6 +62,11 @@ export: install
 	$(BIN)/jupyter nbconvert --log-level WARN --clear-output --inplace nbs/*.ipynb nbs/experiments/*.ipynb
 	$(BIN)/nbdev_clean
 	$(MAKE) readme
+
+# The notebooks' code in one style (.ruff.toml: 100 columns), then exported.
+format: install
+	$(BIN)/ruff format nbs ddrl_lab/__init__.py ddrl_lab/loops/__init__.py
+	$(MAKE) export
 
 readme:
 	$(BIN)/jupyter nbconvert --log-level WARN --to markdown --output-dir . --output README nbs/index.ipynb

@@ -18,30 +18,52 @@ __all__ = ['ChannelLoop']
 
 # %% ../../nbs/11c_channel_loop.ipynb 4
 class ChannelLoop(Loop):
-    """Decoupled through the channel (`sync.mode: async`, one learner, no replay): each worker has at most one segment
-    in flight and is relaunched whenever the channel has room (`channel.capacity`, the high/low watermarks); the
-    learner takes whatever the channel holds, up to one segment per worker, as soon as its last update is done,
-    and drops segments more than `max_staleness` versions behind. The time workers are held back and the learner's
+    """Decoupled through the channel (`sync.mode: async`, one learner, no replay): each worker has
+    at most one segment
+    in flight and is relaunched whenever the channel has room (`channel.capacity`, the high/low
+    watermarks); the
+    learner takes whatever the channel holds, up to one segment per worker, as soon as its last
+    update is done,
+    and drops segments more than `max_staleness` versions behind. The time workers are held back and
+    the learner's
     wait for data are measured in the channel's books."""
+
     name = "channel"
     uses_channel = True
 
     @classmethod
-    def applies(cls, cfg: Config) -> bool: return cfg.sync.mode == "async" and cfg.replay.kind == "none"
+    def applies(cls, cfg: Config) -> bool:
+        return cfg.sync.mode == "async" and cfg.replay.kind == "none"
+
     @classmethod
     def live_knobs(cls, cfg: Config, learner_knobs: tuple) -> dict:
-        return super().live_knobs(cfg, learner_knobs) | dict(high_watermark=cfg.channel.high_watermark, low_watermark=cfg.channel.low_watermark,
-                                                             num_workers=cfg.topology.num_workers)
+        return super().live_knobs(cfg, learner_knobs) | dict(
+            high_watermark=cfg.channel.high_watermark,
+            low_watermark=cfg.channel.low_watermark,
+            num_workers=cfg.topology.num_workers,
+        )
 
     def __init__(self, job):
         super().__init__(job)
         c = self.config.channel
-        self.channel = Channel(c.capacity, c.high_watermark, c.low_watermark, None if c.max_mb is None else int(c.max_mb * 2**20))
+        self.channel = Channel(
+            c.capacity,
+            c.high_watermark,
+            c.low_watermark,
+            None if c.max_mb is None else int(c.max_mb * 2**20),
+        )
         self.codec = get_codec(c.codec)
 
     def spawn(self, spaces, checkpoint_dir, force, gpus) -> None:
-        self.learner = self.rt.spawn(self.job.learner_cls, self.config, *spaces, restartable=True, checkpoint_dir=checkpoint_dir,
-                                     force_checkpoint=force, num_gpus=gpus)
+        self.learner = self.rt.spawn(
+            self.job.learner_cls,
+            self.config,
+            *spaces,
+            restartable=True,
+            checkpoint_dir=checkpoint_dir,
+            force_checkpoint=force,
+            num_gpus=gpus,
+        )
         self.spawn_runners()
 
     def row(self) -> dict:
@@ -50,54 +72,91 @@ class ChannelLoop(Loop):
     def run(self) -> None:
         rt, ch, job, led, n = self.rt, self.channel, self.job, self.ledger, len(self.runners)
         weights = rt.call(self.learner, "get_weights")
-        pending, held, update = {}, {i: None for i in range(n)}, None   # held: worker -> since when it was throttled
-        idle_since, n_batch = None, 0                                     # since when the learner has waited; size of the batch in flight
+        # held: worker -> since when it was throttled
+        pending, held, update = {}, {i: None for i in range(n)}, None
+        # since when the learner has waited; size of the batch in flight
+        idle_since, n_batch = None, 0
         while job.running():
             job.apply_knobs()
-            if len(self.runners) != n:                     # workers added or removed live
+            if len(self.runners) != n:  # workers added or removed live
                 held.update({i: None for i in range(n, len(self.runners))})
                 n = len(self.runners)
-                for i in [i for i in held if i >= n]: del held[i]
+                for i in [i for i in held if i >= n]:
+                    del held[i]
                 for ref, (i, seg) in list(pending.items()):
-                    if i >= n: pending.pop(ref); ch.release(); led.lost(i)
-            for i, since in list(held.items()):            # relaunch idle workers while there is room
+                    if i >= n:
+                        pending.pop(ref)
+                        ch.release()
+                        led.lost(i)
+            # relaunch idle workers while there is room
+            for i, since in list(held.items()):
                 if not ch.reserve(timeout=0):
-                    if since is None: held[i] = time.monotonic()
+                    if since is None:
+                        held[i] = time.monotonic()
                     continue
-                if since is not None: ch.note_throttled(time.monotonic() - since)
+                if since is not None:
+                    ch.note_throttled(time.monotonic() - since)
                 del held[i]
                 meta, seg = rt.call(self.runners[i], "produce", weights, num_returns=2)
                 pending[meta] = (i, seg)
-            done = set(rt.first_ready(list(pending) + ([update] if update is not None else []), timeout=0.02))
-            for ref in [r for r in pending if r in done]:   # woken by the first segment or update to finish
+            done = set(
+                rt.first_ready(
+                    list(pending) + ([update] if update is not None else []), timeout=0.02
+                )
+            )
+            # woken by the first segment or update to finish
+            for ref in [r for r in pending if r in done]:
                 i, seg = pending.pop(ref)
                 held[i] = None
-                try: meta = rt.get(ref)
-                except ActorDied: led.lost(i); ch.release(); continue
+                try:
+                    meta = rt.get(ref)
+                except ActorDied:
+                    led.lost(i)
+                    ch.release()
+                    continue
                 led.produced(meta)
-                if "rejected" in meta: ch.release()
-                else: ch.put(seg, meta["nbytes"], reserved=True)
+                if "rejected" in meta:
+                    ch.release()
+                else:
+                    ch.put(seg, meta["nbytes"], reserved=True)
             if update is not None and update in done:
-                try: info = rt.get(update)
-                except ActorDied: info = None; led.books["lost_with_learner"] += n_batch
+                try:
+                    info = rt.get(update)
+                except ActorDied:
+                    info = None
+                    led.books["lost_with_learner"] += n_batch
                 update = None
-                if info is not None and job.trained(info): break
+                if info is not None and job.trained(info):
+                    break
                 weights = rt.call(self.learner, "get_weights")
             if update is None:
                 batch = ch.get(n, timeout=0)
                 if batch:
-                    if idle_since is not None: ch.note_consumer_wait(time.monotonic() - idle_since); idle_since = None
-                    update = rt.call(self.learner, "update", *batch, max_staleness=self.knobs["max_staleness"],
-                                     version_floor=led.rows.version)
+                    if idle_since is not None:
+                        ch.note_consumer_wait(time.monotonic() - idle_since)
+                        idle_since = None
+                    update = rt.call(
+                        self.learner,
+                        "update",
+                        *batch,
+                        max_staleness=self.knobs["max_staleness"],
+                        version_floor=led.rows.version,
+                    )
                     n_batch = len(batch)
-                elif idle_since is None: idle_since = time.monotonic()   # the learner waits for data
-        # wind down: the update in flight is finished, segments in flight or queued are dropped, and counted
+                # the learner waits for data
+                elif idle_since is None:
+                    idle_since = time.monotonic()
+        # wind down: the update in flight is finished, segments in flight or queued are dropped, and
+        # counted
         if update is not None:
-            try: job.trained(rt.get(update), final=True)
-            except ActorDied: led.books["lost_with_learner"] += n_batch
+            try:
+                job.trained(rt.get(update), final=True)
+            except ActorDied:
+                led.books["lost_with_learner"] += n_batch
         in_flight = len(pending)
         dropped = [seg for _, seg in self.wind_down(pending)] + ch.drain("stop")
         led.books["dropped_stop"] += len(dropped)
-        ch.release(in_flight)                           # their reserved places
-        if self.config.channel.codec == "shm":          # shared-memory blocks nobody will decode
-            for enc in dropped: self.codec.discard(rt.get(enc))
+        ch.release(in_flight)  # their reserved places
+        if self.config.channel.codec == "shm":  # shared-memory blocks nobody will decode
+            for enc in dropped:
+                self.codec.discard(rt.get(enc))
