@@ -19,7 +19,7 @@ import torch
 
 from ddrl_lab.bench_sampling import native_pool_rate
 from ddrl_lab.config import load_config
-from ddrl_lab.learner import LEARNERS
+from ddrl_lab.algorithms import LEARNERS
 from ddrl_lab.numerics import choose_numerics, compute_info
 from ddrl_lab.pools import env_spaces
 from ddrl_lab.segments import Segment

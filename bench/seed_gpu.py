@@ -24,7 +24,7 @@ import torch
 
 from ddrl_lab.config import load_config
 from ddrl_lab.ondevice import BREAKOUT_OVERRIDES, OnDevicePPO
-from ddrl_lab.ondevice_ops import make_model, sample_actions
+from ddrl_lab.models import make_policy, sample_actions
 from ddrl_lab.torch_envs import make_torch_pool
 
 # Pool sizes and batch sizes per device type; on CUDA the big batches are where the GPU pays off.
@@ -81,7 +81,9 @@ def inference(dev: torch.device, seconds: float):
     for env_id, hidden in (("CartPole-v1", 64), ("Breakout-MinAtar-v0", 128)):
         pool = make_torch_pool(env_id, 1, device=dev)
         cfg = load_config("cartpole-ondevice", {"env.id": env_id, "algo.hidden_size": hidden})
-        model = make_model(cfg, pool.single_observation_space, pool.single_action_space, dev)
+        model = make_policy(
+            cfg, pool.single_observation_space, pool.single_action_space, device=dev, seed=cfg.run.seed
+        )
         gen = torch.Generator(device=dev).manual_seed(0)
         for B in INFER_BATCHES[dev.type]:
             reset_peak(dev)
@@ -91,9 +93,9 @@ def inference(dev: torch.device, seconds: float):
 
             @torch.no_grad()
             def act(_=None):
-                x = model._x(obs)
-                a, logp = sample_actions(model.actor(x), gen)
-                return a, logp, model.critic(x)
+                logits, value = model.logits_value(obs)
+                a, logp = sample_actions(logits, gen)
+                return a, logp, value
             thr = rate(act, B, seconds, dev)
             lat, t_end = [], time.perf_counter() + seconds
             while time.perf_counter() < t_end or len(lat) < 20:

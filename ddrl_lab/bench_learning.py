@@ -61,7 +61,8 @@ COLOCATED = {
 def ondevice_solve(seed: int, algo: str = "PPO") -> Optional[tuple[float, int]]:
     """The all-on-device PPO, IMPALA or DQN (presets `cartpole-ondevice[-impala|-dqn]`): (seconds,
     env steps) to its target, or None."""
-    from ddrl_lab.ondevice import OnDeviceDQN, OnDeviceIMPALA, OnDevicePPO
+    from ddrl_lab.ondevice import OnDeviceIMPALA, OnDevicePPO
+    from ddrl_lab.ondevice_dqn import OnDeviceDQN
 
     cls, preset = {
         "PPO": (OnDevicePPO, "cartpole-ondevice"),

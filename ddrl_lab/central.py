@@ -17,7 +17,7 @@ import torch
 
 from .config import Config
 from .envs import env_seeds
-from .learner import learner_class
+from .algorithms import learner_class
 from .pools import make_env_pool
 from .runner import DrillKnobs, EpisodeTaint, to_numpy
 from .segments import Segment, validate_segment

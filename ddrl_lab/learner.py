@@ -5,7 +5,6 @@
 # %% ../nbs/07_learner.ipynb 2
 from __future__ import annotations
 
-import copy
 import functools
 import time
 import uuid
@@ -21,18 +20,15 @@ from fastcore.basics import patch
 from .codecs import Encoded, get_codec
 from .runtime import PeerLost
 from .config import Config, config_hash
-from .losses import gae, ppo_loss
+from .evaluate import column_batches, evaluate, next_values
 from .models import get_weights, make_policy, set_weights
 from .numerics import choose_numerics
-from .ondevice_ops import flat_parameters, flat_step, make_optimizer
-from .replay_shard import merge_samples
+from .optim import flat_parameters, flat_step, make_optimizer
 from .segments import Segment, concat_segments, validate_segment
-from .targets import double_q_values, dqn_loss, vtrace_loss
 
 # %% auto 0
-__all__ = ['LEARNERS', 'newest_checkpoint', 'resolve_device', 'knob_values', 'next_step', 'bootstrap_values', 'timed', 'Learner',
-           'scheduled_lr', 'meeting_address', 'init_group', 'group_mean_', 'PPOLearner', 'IMPALALearner', 'DQNLearner',
-           'learner_class']
+__all__ = ['newest_checkpoint', 'resolve_device', 'knob_values', 'timed', 'Learner', 'scheduled_lr', 'meeting_address',
+           'init_group', 'group_mean_']
 
 # %% ../nbs/07_learner.ipynb 4
 def newest_checkpoint(checkpoint_dir) -> Optional[Path]:
@@ -61,32 +57,7 @@ def knob_values(names: tuple, algo, knobs: dict, who: str) -> dict:
         raise ValueError(f"unknown knob(s) {unknown}: {who} has {', '.join(names)}")
     return {k: type(getattr(algo, k))(v) for k, v in knobs.items()}
 
-# %% ../nbs/07_learner.ipynb 6
-def next_step(
-    x: torch.Tensor, last: torch.Tensor, final: torch.Tensor, final_index: torch.Tensor
-) -> torch.Tensor:
-    """What follows each step of a `(T, M, ...)` rollout `x`: `x[t + 1]`, `last` after its last
-    step, and `final[i]` at
-    the flat step `final_index[i]`, a step that truncated its episode (its true last observation, or
-    that one's value)."""
-    nxt = torch.cat([x[1:], last[None]], 0)
-    flat = nxt.reshape(-1, *x.shape[2:]).clone()
-    flat[final_index] = final
-    return flat.view(nxt.shape)
-
-
-def bootstrap_values(
-    values: torch.Tensor,
-    next_value: torch.Tensor,
-    final_values: torch.Tensor,
-    final_index: torch.Tensor,
-    terminated: torch.Tensor,
-) -> torch.Tensor:
-    """`(T, M)` values to bootstrap from after each step (see above): every learner's rule, host and
-    on-device."""
-    return next_step(values, next_value, final_values, final_index).masked_fill(terminated, 0.0)
-
-# %% ../nbs/07_learner.ipynb 10
+# %% ../nbs/07_learner.ipynb 7
 def timed(method):
     "A learner method whose result (a dict) gets `update_s`: the call's wall time, in seconds."
 
@@ -100,7 +71,7 @@ def timed(method):
 
     return call
 
-# %% ../nbs/07_learner.ipynb 12
+# %% ../nbs/07_learner.ipynb 9
 class Learner:
     """The shared part of every learner: versions, knobs, validation, the optimizer step, gradients
     in and out, checkpoints."""
@@ -119,7 +90,7 @@ class Learner:
         torch.set_num_threads(num_threads)
         self.force_checkpoint = force_checkpoint  # load checkpoints of another config hash too
         torch.manual_seed(cfg.run.seed)
-        self.cfg, self.a = cfg, cfg.algo
+        self.cfg, self.algo = cfg, cfg.algo
         self.device = resolve_device(cfg.topology.device)
         # bf16 and the layout, for this machine
         self.numerics = choose_numerics(cfg, obs_space.shape, self.device)
@@ -128,9 +99,9 @@ class Learner:
         )
         # every parameter (gradient) a view of one flat tensor
         self.flat, self.grad = flat_parameters(self.model)
-        self.opt = make_optimizer(self.flat, self.grad, self.a)
+        self.opt = make_optimizer(self.flat, self.grad, self.algo)
         self.rng = np.random.default_rng(cfg.run.seed)
-        self.knobs = {k: getattr(self.a, k) for k in self.KNOBS}
+        self.knobs = {k: getattr(self.algo, k) for k in self.KNOBS}
         self.version = 0  # global policy version: +1 per update
         # learners in this one's all-reduce group (see `join_group`)
         self.group_size = 1
@@ -171,10 +142,10 @@ class Learner:
         """Change live hyperparameters (and the `delay_s` fault drill: added latency per update);
         unknown names are errors."""
         self.delay_s = float(knobs.pop("delay_s", self.delay_s))
-        self.knobs.update(knob_values(self.KNOBS, self.a, knobs, "learner"))
+        self.knobs.update(knob_values(self.KNOBS, self.algo, knobs, "learner"))
         return dict(self.knobs)
 
-# %% ../nbs/07_learner.ipynb 14
+# %% ../nbs/07_learner.ipynb 11
 @patch
 def autocast(self: Learner):
     """bf16 autocast for forward passes where `algo.bf16` resolves to it on this device
@@ -195,7 +166,7 @@ def scheduled_lr(lr: float, algo, opt_steps: int, env_steps: int, total_env_step
 @patch
 def current_lr(self: Learner) -> float:
     return scheduled_lr(
-        self.knobs["lr"], self.a, self.opt_steps, self.env_steps, self.cfg.run.total_env_steps
+        self.knobs["lr"], self.algo, self.opt_steps, self.env_steps, self.cfg.run.total_env_steps
     )
 
 
@@ -209,7 +180,7 @@ def _step(self: Learner) -> float:
     norm = flat_step(
         self.opt,
         self.grad,
-        self.a.max_grad_norm,
+        self.algo.max_grad_norm,
         functools.partial(group_mean_, world_size=self.group_size) if self.group_size > 1 else None,
     )
     self.grad.zero_()
@@ -221,7 +192,7 @@ def _step(self: Learner) -> float:
 def optimize(self: Learner, losses: Iterable[torch.Tensor]) -> list[float]:
     """Back-propagate each loss; every `grad_accum` of them (and at the end) take one step. The grad
     norms."""
-    k, pending, norms = self.a.grad_accum, 0, []
+    k, pending, norms = self.algo.grad_accum, 0, []
     for loss in losses:
         (loss / k).backward()
         pending += 1
@@ -262,7 +233,7 @@ def _decoded(self: Learner, segments) -> list[Segment]:
         self.codec.decode(s) if isinstance(s, Encoded) else s for s in segments if s is not None
     ]
 
-# %% ../nbs/07_learner.ipynb 16
+# %% ../nbs/07_learner.ipynb 13
 @patch
 def compute_gradients(self: Learner, *inputs) -> dict:
     """The gradient of `batch_loss(*inputs)` as NumPy arrays (one per parameter), with the version
@@ -313,7 +284,7 @@ def params(self: Learner) -> list[np.ndarray]:
     up with)."""
     return [p.detach().cpu().numpy().copy() for p in self.model.parameters()]
 
-# %% ../nbs/07_learner.ipynb 18
+# %% ../nbs/07_learner.ipynb 15
 def meeting_address() -> str:
     """`tcp://host:port` with a free port on this host: where an all-reduce group can meet (its rank
     0 asks)."""
@@ -365,7 +336,7 @@ def join_group(self: Learner, init_method: str, rank: int, world_size: int) -> i
     self.group_size = world_size
     return rank
 
-# %% ../nbs/07_learner.ipynb 20
+# %% ../nbs/07_learner.ipynb 17
 @patch
 def _accept(self: Learner, segments) -> list[Segment]:
     good = []
@@ -508,20 +479,15 @@ def _intake(self: Learner, segments, max_staleness: Optional[int]) -> tuple[dict
 def _tensors(self: Learner, b: Segment) -> dict:
     """A segment batch as tensors on the device, with bootstrap values from the current model (no
     grad)."""
-    T, M = b.shape
     t = lambda x, dtype=torch.float32: torch.as_tensor(x, dtype=dtype, device=self.device)
     obs, next_obs, final_obs = (
         torch.as_tensor(x, device=self.device) for x in (b.obs, b.next_obs, b.final_obs)
     )
     terminated = t(b.terminated, torch.bool)
     with torch.no_grad(), self.autocast():
-        values = self.model.value(obs.flatten(0, 1)).float().reshape(T, M)
-        next_values = bootstrap_values(
-            values,
-            self.model.value(next_obs).float(),
-            self.model.value(final_obs).float(),
-            t(b.final_index, torch.int64),
-            terminated,
+        values = evaluate(self.model, obs)[1].float()
+        next_vals = next_values(
+            self.model, values, next_obs, final_obs, t(b.final_index, torch.int64), terminated
         )
     return dict(
         obs=obs,
@@ -531,10 +497,26 @@ def _tensors(self: Learner, b: Segment) -> dict:
         terminated=terminated,
         dones=terminated | t(b.truncated, torch.bool),
         values=values,
-        next_values=next_values,
+        next_values=next_vals,
     )
 
-# %% ../nbs/07_learner.ipynb 22
+
+@patch
+def _minibatches(self: Learner, shape: tuple, chunk: int) -> list[torch.Tensor]:
+    """One epoch's minibatches of a `(T, M)` batch (`column_batches`): pieces of `chunk` steps of
+    one env in this learner's random order, `algo.minibatch_size` steps to a minibatch."""
+    T, M = shape
+    order = torch.as_tensor(self.rng.permutation(M * (T // chunk)), device=self.device)
+    return column_batches(order, T, M, chunk, self.algo.minibatch_size)
+
+
+@patch
+def _whole(self: Learner, shape: tuple) -> torch.Tensor:
+    "The whole `(T, M)` batch as one minibatch of env columns."
+    T, M = shape
+    return column_batches(torch.arange(M, device=self.device), T, M, T, T * M)[0]
+
+# %% ../nbs/07_learner.ipynb 19
 @patch
 def metrics(self: Learner) -> dict:
     return dict(
@@ -615,260 +597,3 @@ def load_checkpoint(self: Learner, path: Optional[str], version_floor: Optional[
         )
     self.load_state_dict(sd, version_floor)
     return self.version
-
-# %% ../nbs/07_learner.ipynb 24
-class PPOLearner(Learner):
-    "Consumes segments, takes PPO steps, and publishes versioned weights."
-
-    KNOBS = ("lr", "ent_coef", "clip_coef", "epochs")
-
-    def _advantages(self, b: Segment) -> dict:
-        x = self._tensors(b)
-        x["adv"], x["ret"] = gae(
-            x["rewards"], x["values"], x["next_values"], x["dones"], self.a.gamma, self.a.gae_lambda
-        )
-        return {k: v.flatten(0, 1) for k, v in x.items()}
-
-    def _loss(self, x: dict, mb) -> tuple[torch.Tensor, dict]:
-        a = self.a
-        with self.autocast():
-            dist, new_values = self.model.dist_value(x["obs"][mb])
-        adv = x["adv"][mb]
-        if a.normalize_advantages and len(adv) > 1:
-            adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-        clip = dict(vf_clip=a.vf_clip, old_values=x["values"][mb]) if a.vf_clip is not None else {}
-        return ppo_loss(
-            dist.log_prob(x["actions"][mb]).float(),
-            x["logp"][mb],
-            adv,
-            new_values.float(),
-            x["ret"][mb],
-            dist.entropy().float(),
-            self.knobs["clip_coef"],
-            a.vf_coef,
-            self.knobs["ent_coef"],
-            **clip,
-        )
-
-    def _train(self, b: Segment) -> dict:
-        perm = lambda: torch.as_tensor(self.rng.permutation(b.num_steps), device=self.device).split(
-            self.a.minibatch_size
-        )
-        return self._fit(self._advantages(b), perm)
-
-    def batch_loss(self, *segments) -> tuple[torch.Tensor, dict]:
-        return self._loss(self._advantages(concat_segments(self._decoded(segments))), slice(None))
-
-# %% ../nbs/07_learner.ipynb 26
-class IMPALALearner(Learner):
-    "Consumes (possibly stale) segments and takes V-trace actor-critic steps."
-
-    KNOBS = ("lr", "ent_coef", "epochs")
-
-    def _loss(self, x: dict, cols) -> tuple[torch.Tensor, dict]:
-        a, T = self.a, x["obs"].shape[0]
-        obs = x["obs"][:, cols]
-        m = obs.shape[1]
-        with self.autocast():
-            flat = obs.flatten(0, 1)
-            dist, values = self.model.dist_value(flat)
-            values = values.float().reshape(T, m)
-        target_logp = dist.log_prob(x["actions"][:, cols].reshape(-1)).float().reshape(T, m)
-        loss, stats = vtrace_loss(
-            x["logp"][:, cols],
-            target_logp,
-            x["rewards"][:, cols],
-            values,
-            x["next_values"][:, cols],
-            x["dones"][:, cols],
-            dist.entropy().float().reshape(T, m),
-            a.gamma,
-            a.vf_coef,
-            self.knobs["ent_coef"],
-            rho_bar=a.rho_bar,
-            c_bar=a.c_bar,
-        )
-        # TorchBeast sums over steps
-        return (loss * T * m if a.loss_reduction == "sum" else loss), stats
-
-    def _train(self, b: Segment) -> dict:
-        T, M = b.shape
-        # whole trajectories (env columns) per minibatch
-        per = max(1, self.a.minibatch_size // T)
-        cols = lambda: torch.as_tensor(self.rng.permutation(M), device=self.device).split(per)
-        return self._fit(self._tensors(b), cols)
-
-    def batch_loss(self, *segments) -> tuple[torch.Tensor, dict]:
-        return self._loss(self._tensors(concat_segments(self._decoded(segments))), slice(None))
-
-# %% ../nbs/07_learner.ipynb 28
-class DQNLearner(Learner):
-    """Learns Q-values from replay samples (double-Q, n-step, Huber, importance weights), with a
-    target network."""
-
-    KNOBS = ("lr", "target_update_every")
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        if not hasattr(self, "target"):
-            self.target = copy.deepcopy(self.model)
-        # optimizer step of the last target-network copy
-        self.synced_at = getattr(self, "synced_at", 0)
-        self.model.set_epsilon(self.epsilon(self.env_steps))
-
-    def epsilon(self, env_steps: int) -> float:
-        "Linear decay from `eps_start` to `eps_end` over `eps_decay_steps` env steps."
-        a = self.a
-        return a.eps_end + (a.eps_start - a.eps_end) * max(0.0, 1 - env_steps / a.eps_decay_steps)
-
-    def get_weights(self, env_steps: Optional[int] = None) -> dict:
-        """The current weights (with the exploration epsilon for `env_steps` env steps) and their
-        version."""
-        if env_steps is not None:
-            self.model.set_epsilon(self.epsilon(env_steps))
-        return super().get_weights()
-
-    def _loss(self, x: dict) -> tuple[torch.Tensor, dict]:
-        with self.autocast():
-            q = self.model.q(x["obs"]).float()
-            with torch.no_grad():
-                q_next_target = self.target.q(x["boot_obs"]).float()
-                q_next = (
-                    double_q_values(self.model.q(x["boot_obs"]).float(), q_next_target)
-                    if self.a.double_q
-                    else q_next_target.max(-1).values
-                )
-        targets = x["ret"] + x["discount"] * q_next
-        return dqn_loss(
-            q.gather(1, x["action"][:, None]).squeeze(1), targets, x["weights"], self.a.huber_delta
-        )
-
-    def _batch(self, pieces: list[dict]) -> dict:
-        cat = lambda k: np.concatenate([p[k] for p in pieces])
-        t = lambda k, dtype=None: torch.as_tensor(cat(k), dtype=dtype, device=self.device)
-        return dict(
-            obs=t("obs"),
-            boot_obs=t("boot_obs"),
-            action=t("action", torch.int64),
-            ret=t("ret", torch.float32),
-            discount=t("discount", torch.float32),
-            weights=t("weights", torch.float32),
-        )
-
-    def beta(self) -> float:
-        """The importance-weight exponent, annealed linearly from `replay.beta` to 1 over the run's
-        env steps."""
-        b = self.cfg.replay.beta
-        return b + (1 - b) * min(1.0, self.env_steps / self.cfg.run.total_env_steps)
-
-    @timed
-    def update(
-        self,
-        *batches,
-        env_steps: Optional[int] = None,
-        shares: Optional[list] = None,
-        version_floor: Optional[int] = None,
-    ) -> dict:
-        """One gradient step per `batch_size` items of the sampled `batches` (pieces from several
-        shards are mixed);
-        returns statistics and `priorities`: per piece, `(shard_id, index, insert_index, td_abs)`.
-        With prioritized
-        shards, `shares` (each shard's share of the draw) makes the importance weights those of the
-        sharded draw."""
-        if version_floor is not None:
-            self.version = max(self.version, version_floor)
-        if self.delay_s:
-            time.sleep(self.delay_s)
-        if env_steps is not None:
-            self.env_steps = env_steps
-        pieces = [b for b in batches if b is not None and len(b["action"])]
-        info = dict(
-            trained=0,
-            rejected=0,
-            dropped_stale=0,
-            segments=0,
-            env_steps=0,
-            episode_returns=[],
-            version_lags=[],
-            dropped_lags=[],
-            rejections=[],
-            priorities=[],
-        )
-        if pieces:
-            x = self._batch(pieces)
-            if shares is not None:
-                x["weights"] = torch.as_tensor(
-                    merge_samples(pieces, shares, self.beta())["weights"], device=self.device
-                )
-            n = len(x["action"])
-            td_abs, stats = torch.zeros(n, device=self.device), []
-            parts = torch.as_tensor(self.rng.permutation(n), device=self.device).split(
-                self.a.batch_size
-            )
-
-            def losses():
-                for mb in parts:
-                    loss, st = self._loss({k: v[mb] for k, v in x.items()})
-                    td_abs[mb] = st.pop("td_abs")
-                    stats.append(st)
-                    yield loss  # (the optimizer may step here)
-                    if self.opt_steps - self.synced_at >= int(self.knobs["target_update_every"]):
-                        self.target.load_state_dict(self.model.state_dict())
-                        self.synced_at = self.opt_steps
-
-            norms = self.optimize(losses())
-            ages = np.concatenate([self.version - p["policy_version"] for p in pieces])
-            td, start = td_abs.cpu().numpy(), 0
-            for p in pieces:
-                k = len(p["action"])
-                info["priorities"].append(
-                    (
-                        int(np.asarray(p["shard_id"]).flat[0]),
-                        p["index"],
-                        p["insert_index"],
-                        td[start : start + k],
-                    )
-                )
-                start += k
-            info.update(
-                {k: float(np.mean([s[k] for s in stats])) for k in stats[0]},
-                grad_norm=float(np.mean(norms)),
-                sampled=n,
-                replay_age_mean=float(ages.mean()),
-                version_lags=ages.tolist(),
-                lr=self.current_lr(),
-                epsilon=self.epsilon(self.env_steps),
-            )
-            self.version += 1
-        self.model.set_epsilon(self.epsilon(self.env_steps))
-        info["policy_version"], info["incarnation"], info["restored_from"] = (
-            self.version,
-            self.incarnation,
-            self.restored_from,
-        )
-        return info
-
-    def batch_loss(self, *batches) -> tuple[torch.Tensor, dict]:
-        loss, stats = self._loss(self._batch([b for b in batches if b is not None]))
-        stats.pop("td_abs")
-        return loss, stats
-
-    def _extra_state(self) -> dict:
-        return dict(
-            synced_at=self.synced_at,
-            target={k: v.detach().cpu().clone() for k, v in self.target.state_dict().items()},
-        )
-
-    def _load_extra_state(self, sd: dict) -> None:
-        if not hasattr(self, "target"):
-            self.target = copy.deepcopy(self.model)
-        self.target.load_state_dict(sd["target"])
-        self.synced_at = sd["synced_at"]
-
-# %% ../nbs/07_learner.ipynb 29
-LEARNERS = {"ppo": PPOLearner, "impala": IMPALALearner, "dqn": DQNLearner}
-
-
-def learner_class(cfg: Config) -> type:
-    "The learner class of `algo.name`."
-    return LEARNERS[cfg.algo.name]

@@ -10,7 +10,7 @@ from typing import Optional
 import torch
 
 # %% auto 0
-__all__ = ['STAT_NAMES', 'gae', 'ppo_terms', 'ppo_loss']
+__all__ = ['STAT_NAMES', 'gae', 'ppo_terms', 'ppo_loss', 'logp_entropy']
 
 # %% ../nbs/06_losses.ipynb 5
 def gae(
@@ -123,3 +123,15 @@ def ppo_loss(
                 ((new_values - old_values).abs() > vf_clip).float().mean().item()
             )
     return loss, stats
+
+# %% ../nbs/06_losses.ipynb 19
+def logp_entropy(
+    logits: torch.Tensor, actions: torch.Tensor, with_entropy: bool = True
+) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
+    """The log-probabilities of `actions` under `softmax(logits)` (`(..., A)` and `(...)`), and the
+    entropies (None without `with_entropy`), both fp32."""
+    logp_all = logits.float().log_softmax(-1)
+    logp = logp_all.gather(-1, actions[..., None]).squeeze(-1)
+    if not with_entropy:
+        return logp, None
+    return logp, -(logp_all.exp() * logp_all).sum(-1)

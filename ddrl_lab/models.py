@@ -15,7 +15,7 @@ from torch.distributions import Categorical
 
 # %% auto 0
 __all__ = ['TORSOS', 'layer_init', 'resolve_torso', 'torso_problems', 'torso_layers', 'prepare_obs', 'bf16_autocast',
-           'sample_rows', 'ActorCritic', 'QNetwork', 'space_problems', 'build_model', 'build_q_model', 'make_policy',
+           'sample_actions', 'ActorCritic', 'QNetwork', 'space_problems', 'build_model', 'build_q_model', 'make_policy',
            'get_weights', 'set_weights']
 
 # %% ../nbs/05_models.ipynb 5
@@ -111,19 +111,21 @@ def bf16_autocast(enabled: bool, device_type: str = "cpu"):
     )
 
 # %% ../nbs/05_models.ipynb 13
-def sample_rows(probs: torch.Tensor, generator: Optional[torch.Generator] = None) -> torch.Tensor:
-    """One index per row of `probs`, `(B, A) -> (B, 1)`; a `generator` drives draws on its own
-    device only."""
-    return torch.multinomial(
-        probs,
-        1,
-        generator=generator if generator is not None and generator.device == probs.device else None,
-    )
+def sample_actions(
+    logits: torch.Tensor, generator: Optional[torch.Generator] = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """One action per row of `logits` `(B, A)`, drawn from their softmax, and its log-probability
+    (fp32): the one sampler of every acting path. A `generator` drives draws on its own device
+    only."""
+    logp_all = logits.float().log_softmax(-1)
+    on_device = generator is not None and generator.device == logits.device
+    actions = torch.multinomial(logp_all.exp(), 1, generator=generator if on_device else None)
+    return actions.squeeze(1), logp_all.gather(1, actions).squeeze(1)
 
 
 class ActorCritic(nn.Module):
     """Policy logits and state value from separate torsos (or one shared), observations scaled by
-    `scale`."""
+    `scale`. Feed-forward: its recurrent state is zero-width."""
 
     def __init__(
         self,
@@ -136,7 +138,9 @@ class ActorCritic(nn.Module):
         channels_last: bool = False,
     ):
         super().__init__()
-        self.scale, self.shared, self.channels_last = scale, shared, channels_last
+        self.scale = scale
+        self.shared = shared
+        self.channels_last = channels_last
         self.torso_kind = resolve_torso(torso, obs_shape)
         if shared:
             layers, width = torso_layers(torso, obs_shape, hidden)
@@ -150,34 +154,46 @@ class ActorCritic(nn.Module):
             layers, width = torso_layers(torso, obs_shape, hidden)
             self.critic = nn.Sequential(*layers, layer_init(nn.Linear(width, 1), std=1.0))
 
-    def _x(self, obs: torch.Tensor) -> torch.Tensor:
+    def _features(self, obs: torch.Tensor) -> torch.Tensor:
         return self.torso(prepare_obs(obs, self.scale, self.channels_last))
 
+    def logits_value(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Policy logits `(B, A)` and values `(B,)` in one pass (a shared torso runs once), both
+        fp32 (under bf16 autocast the torso runs in bf16)."""
+        features = self._features(obs)
+        logits = self.actor(features).float()
+        value = self.critic(features).squeeze(-1).float()
+        return logits, value
+
     def value(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.critic(self._x(obs)).squeeze(-1)
+        return self.critic(self._features(obs)).squeeze(-1)
 
     def dist(self, obs: torch.Tensor) -> Categorical:
-        return Categorical(logits=self.actor(self._x(obs)))
+        return Categorical(logits=self.actor(self._features(obs)))
 
-    def dist_value(self, obs: torch.Tensor) -> tuple[Categorical, torch.Tensor]:
-        """The policy and the value in one pass: a shared torso (and the observation scaling) runs
-        once, not once per head."""
-        x = self._x(obs)
-        # fp32 outputs, as `act` gives
-        return Categorical(logits=self.actor(x).float()), self.critic(x).squeeze(-1).float()
+    def initial_state(self, batch: int) -> torch.Tensor:
+        "The recurrent state of `batch` envs at an episode's start: zero-width for this model."
+        return torch.zeros(batch, 0, device=next(self.parameters()).device)
+
+    def step(self, obs: torch.Tensor, state: torch.Tensor, first: torch.Tensor):
+        "One step of acting: `(logits, value, next state)`; `first` marks envs starting an episode."
+        logits, value = self.logits_value(obs)
+        return logits, value, state
+
+    def unroll(self, obs: torch.Tensor, state0: torch.Tensor, first: torch.Tensor):
+        """`T` steps of `B` envs, `obs` `(T, B, ...)` from `state0`: logits `(T, B, A)`, values
+        `(T, B)` and the state at each step. Feed-forward: flatten, forward, reshape."""
+        T, B = obs.shape[:2]
+        logits, value = self.logits_value(obs.flatten(0, 1))
+        states = state0.expand(T, *state0.shape)
+        return logits.view(T, B, -1), value.view(T, B), states
 
     def act(
         self, obs: torch.Tensor, generator: Optional[torch.Generator] = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Sampled actions and their log-probabilities: the numbers `dist` gives (the same draws
-        from the same
-        `generator`), without building a `Categorical` on every env step, which costs as much as the
-        forward pass."""
-        # (under bf16 autocast the torso runs in bf16; sampling in fp32)
-        logits = self.actor(self._x(obs)).float()
-        logp = logits - logits.logsumexp(-1, keepdim=True)
-        a = sample_rows(torch.softmax(logp, -1), generator)
-        return a.squeeze(1), logp.gather(1, a).squeeze(1)
+        """Sampled actions and their log-probabilities (`sample_actions`): the numbers `dist` gives,
+        the same draws from the same `generator`, without a `Categorical` per env step."""
+        return sample_actions(self.actor(self._features(obs)), generator)
 
 # %% ../nbs/05_models.ipynb 17
 class QNetwork(nn.Module):
@@ -233,15 +249,28 @@ class QNetwork(nn.Module):
     def dist(self, obs: torch.Tensor) -> Categorical:
         return Categorical(probs=self.probs(obs))
 
+    def initial_state(self, batch: int) -> torch.Tensor:
+        "The recurrent state of `batch` envs at an episode's start: zero-width for this model."
+        return torch.zeros(batch, 0, device=self.epsilon.device)
+
+    def step(self, obs: torch.Tensor, state: torch.Tensor, first: torch.Tensor):
+        "One step of acting: `(q, value, next state)`; `first` marks envs starting an episode."
+        q = self.q(obs)
+        return q, q.max(-1).values, state
+
+    def unroll(self, obs: torch.Tensor, state0: torch.Tensor, first: torch.Tensor):
+        """`T` steps of `B` envs from `state0`: Q `(T, B, A)`, values `(T, B)`, the state at each
+        step."""
+        T, B = obs.shape[:2]
+        q = self.q(obs.flatten(0, 1)).view(T, B, -1)
+        return q, q.max(-1).values, state0.expand(T, *state0.shape)
+
     def act(
         self, obs: torch.Tensor, generator: Optional[torch.Generator] = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Sampled actions and their log-probabilities under the epsilon-greedy policy (as `dist`,
-        without building it)."""
-        # (fp32 log-probabilities, as the actor-critic's, under bf16 autocast too)
-        p = self.probs(obs).float()
-        a = sample_rows(p, generator)
-        return a.squeeze(1), p.gather(1, a).squeeze(1).log()
+        """Sampled actions and their log-probabilities under the epsilon-greedy policy
+        (`sample_actions` on the log of `probs`, as `dist` would draw them)."""
+        return sample_actions(self.probs(obs).float().log(), generator)
 
 # %% ../nbs/05_models.ipynb 23
 def space_problems(obs_space: gym.Space, action_space: gym.Space, torso: str = "auto") -> list[str]:
@@ -319,23 +348,33 @@ def build_q_model(
 
 # %% ../nbs/05_models.ipynb 26
 def make_policy(
-    cfg, obs_space: gym.Space, action_space: gym.Space, channels_last: bool = False
+    cfg,
+    obs_space: gym.Space,
+    action_space: gym.Space,
+    channels_last: bool = False,
+    device=None,
+    seed: Optional[int] = None,
 ) -> nn.Module:
-    """The model of `cfg` (a `Config`) for these spaces: the Q network for `dqn`, else the
-    actor-critic."""
-    a = cfg.algo
-    if a.name == "dqn":
-        return build_q_model(
-            obs_space, action_space, a.hidden_size, torso=a.model, channels_last=channels_last
+    """The model of `cfg` (a `Config`) for these spaces, on `device`: the Q network for `dqn`, else
+    the actor-critic. With `seed`, torch's global generator is seeded first (the initial weights of
+    that seed)."""
+    if seed is not None:
+        torch.manual_seed(seed)
+    algo = cfg.algo
+    if algo.name == "dqn":
+        model = build_q_model(
+            obs_space, action_space, algo.hidden_size, torso=algo.model, channels_last=channels_last
         )
-    return build_model(
-        obs_space,
-        action_space,
-        a.hidden_size,
-        torso=a.model,
-        shared=a.shared_torso,
-        channels_last=channels_last,
-    )
+    else:
+        model = build_model(
+            obs_space,
+            action_space,
+            algo.hidden_size,
+            torso=algo.model,
+            shared=algo.shared_torso,
+            channels_last=channels_last,
+        )
+    return model.to(device) if device is not None else model
 
 # %% ../nbs/05_models.ipynb 28
 def get_weights(model: nn.Module) -> dict[str, np.ndarray]:

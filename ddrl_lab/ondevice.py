@@ -5,7 +5,6 @@
 # %% ../nbs/09_ondevice.ipynb 2
 from __future__ import annotations
 
-import copy
 import dataclasses
 import os
 import tempfile
@@ -21,26 +20,18 @@ import torch.multiprocessing as mp
 
 from .config import Config, ConfigError, config_from_dict, config_to_dict, load_config
 from .envs import env_seeds
-from .learner import bootstrap_values, knob_values, next_step, resolve_device, scheduled_lr
-from .losses import gae
-from .models import make_policy
+from .evaluate import column_batches, evaluate, next_values
+from .learner import knob_values, resolve_device, scheduled_lr
+from .losses import STAT_NAMES, gae
+from .models import make_policy, sample_actions
 from .numerics import choose_numerics
-from ddrl_lab.ondevice_ops import (
-    STAT_NAMES,
-    flat_parameters,
-    flat_step,
-    grad_step,
-    make_model,
-    make_optimizer,
-    ppo_objective,
-    sample_actions,
-)
-from .replay_shard import nstep_items
-from .targets import double_q_values, dqn_loss, vtrace_loss
+from .ondevice_ops import grad_step
+from .optim import flat_parameters, flat_step, make_optimizer
+from .targets import vtrace_objective
 from .torch_envs import make_torch_pool
 
 # %% auto 0
-__all__ = ['BREAKOUT_OVERRIDES', 'OnDeviceLoop', 'OnDevicePPO', 'OnDeviceIMPALA', 'OnDeviceDQN', 'env_spaces_of', 'normalized',
+__all__ = ['BREAKOUT_OVERRIDES', 'OnDeviceLoop', 'OnDevicePPO', 'OnDeviceIMPALA', 'env_spaces_of', 'normalized',
            'data_parallel_update', 'single_process_update']
 
 # %% ../nbs/09_ondevice.ipynb 5
@@ -269,6 +260,7 @@ class OnDevicePPO(OnDeviceLoop):
     (`topology.device`)."""
 
     ALGO, PRESET = "ppo", "cartpole-ondevice"
+    CHUNK = 1  # steps per minibatch piece: every step its own (a feed-forward policy)
     KNOBS = (
         "lr",
         "ent_coef",
@@ -290,7 +282,9 @@ class OnDevicePPO(OnDeviceLoop):
             self.device,
         )
         obs_space, act_space = self.pool.single_observation_space, self.pool.single_action_space
-        self.model = make_model(self.cfg, obs_space, act_space, dev, self.numerics.channels_last)
+        self.model = make_policy(
+            self.cfg, obs_space, act_space, self.numerics.channels_last, dev, self.cfg.run.seed
+        )
         self.flat, self.grad = flat_parameters(self.model)
         self.opt = make_optimizer(self.flat, self.grad, a)
         # rollout storage, (T, M, ...) on the device
@@ -316,8 +310,7 @@ class OnDevicePPO(OnDeviceLoop):
         for t in range(T):
             self.b_obs[t] = obs
             with self._autocast():
-                x = model._x(obs)
-                logits, value = model.actor(x), model.critic(x).squeeze(-1)
+                logits, value = model.logits_value(obs)
             actions, logp = sample_actions(logits, self.gen)
             self.b_actions[t], self.b_logp[t], self.b_values[t] = actions, logp, value
             s = self._step(actions)
@@ -345,19 +338,16 @@ class OnDevicePPO(OnDeviceLoop):
         learner uses
         (`learner.bootstrap_values`): V(next observation), V(final observation) where a step
         truncated, 0 after a termination."""
+        idx = self.b_truncated.view(-1).nonzero().squeeze(1)
+        final_obs = self.b_final_obs.flatten(0, 1)[idx]
         with self._autocast():
-            last_value = self.model.value(self.obs).float()
-            idx = self.b_truncated.view(-1).nonzero().squeeze(1)
-            final = (
-                self.model.value(self.b_final_obs.flatten(0, 1)[idx]).float()
-                if len(idx)
-                else last_value[:0]
+            return next_values(
+                self.model, self.b_values, self.obs, final_obs, idx, self.b_terminated
             )
-        return bootstrap_values(self.b_values, last_value, final, idx, self.b_terminated)
 
     @torch.no_grad()
     def batch(self) -> dict:
-        """The last rollout as flat tensors with advantages and returns (`losses.gae` over
+        """The last rollout as `(T, M)` tensors with advantages and returns (`losses.gae` over
         `_next_values`)."""
         t0 = time.perf_counter()
         adv, ret = gae(
@@ -370,37 +360,41 @@ class OnDevicePPO(OnDeviceLoop):
         )
         self.train_s += time.perf_counter() - t0
         return dict(
-            obs=self.b_obs.flatten(0, 1),
-            actions=self.b_actions.view(-1),
-            logp=self.b_logp.view(-1),
-            values=self.b_values.view(-1),
-            adv=adv.view(-1),
-            ret=ret.view(-1),
+            obs=self.b_obs,
+            actions=self.b_actions,
+            logp=self.b_logp,
+            values=self.b_values,
+            adv=adv,
+            ret=ret,
         )
+
+    def minibatches(self, T: int, M: int, chunk: int, minibatch_size: int) -> list[torch.Tensor]:
+        """One epoch's minibatches (`column_batches`): pieces of `chunk` steps of one env in an
+        order drawn from the loop's generator."""
+        order = torch.randperm(M * (T // chunk), generator=self.gen, device=self.device)
+        return column_batches(order, T, M, chunk, minibatch_size)
 
     def update(self, b: dict) -> dict:
         "PPO epochs over minibatches of `b`; bumps the policy version."
-        t0, a, k = time.perf_counter(), self.cfg.algo, self.knobs
-        N, mbs, epochs = b["obs"].shape[0], int(k["minibatch_size"]), int(k["epochs"])
-        vf_clip = a.vf_clip
+        t0 = time.perf_counter()
+        algo, knobs = self.cfg.algo, self.knobs
+        T, M = b["adv"].shape
+        epochs = int(knobs["epochs"])
         stats, lr = None, self.lr_now()
-        starts = range(0, N, mbs)
-        for e in range(epochs):
-            perm = torch.randperm(N, generator=self.gen, device=self.device)
-            # one gather per epoch; minibatches are slices of it
-            shuffled = {n: v[perm] for n, v in b.items()}
-            for i in starts:
+        for epoch in range(epochs):
+            batches = self.minibatches(T, M, self.CHUNK, int(knobs["minibatch_size"]))
+            for i, idx in enumerate(batches):
                 lr = self.lr_now()
                 self.opt.lr = lr
-                last = e == epochs - 1 and i == starts[-1]
+                last = epoch == epochs - 1 and i == len(batches) - 1
                 st = grad_step(
                     self.model,
                     self.opt,
                     self.grad,
-                    {n: v[i : i + mbs] for n, v in shuffled.items()},
-                    k,
-                    normalize_advantages=a.normalize_advantages,
-                    vf_clip=vf_clip,
+                    {n: v.flatten(0, 1)[idx] for n, v in b.items()},
+                    knobs,
+                    normalize_advantages=algo.normalize_advantages,
+                    vf_clip=algo.vf_clip,
                     bf16=self.numerics.bf16,
                     with_stats=last,
                     reduce=self.reduce,
@@ -443,50 +437,45 @@ class OnDeviceIMPALA(OnDevicePPO):
         V(final obs)
         where truncated, 0 where terminated (from the model as it is before the update)."""
         t0 = time.perf_counter()
-        next_values = self._next_values()
+        bootstrap = self._next_values()
         self.train_s += time.perf_counter() - t0
         return dict(
             obs=self.b_obs,
             actions=self.b_actions,
             logp=self.b_logp,
             rewards=self.b_rewards,
-            next_values=next_values,
+            next_values=bootstrap,
             dones=self.b_terminated | self.b_truncated,
         )
 
     def update(self, b: dict) -> dict:
         """`epochs` passes of V-trace steps over minibatches of whole env columns of `b`; bumps the
         policy version."""
-        t0, a, k = time.perf_counter(), self.cfg.algo, self.knobs
+        t0 = time.perf_counter()
+        algo, knobs = self.cfg.algo, self.knobs
         T, M = b["rewards"].shape
-        per = max(1, int(k["minibatch_size"]) // T)  # trajectories per minibatch
         stats, lr = {}, self.lr_now()
-        for e in range(int(k["epochs"])):
-            for cols in torch.randperm(M, generator=self.gen, device=self.device).split(per):
-                lr = self.opt.lr = self.lr_now()
+        for _ in range(int(knobs["epochs"])):
+            # whole trajectories (env columns) per minibatch
+            for idx in self.minibatches(T, M, T, int(knobs["minibatch_size"])):
+                lr = self.lr_now()
+                self.opt.lr = lr
+                mb = {n: v.flatten(0, 1)[idx] for n, v in b.items()}
                 with self._autocast():
-                    x = self.model._x(b["obs"][:, cols].flatten(0, 1))
-                    logits, values = self.model.actor(x), self.model.critic(x).squeeze(-1)
-                logp_all = logits.float().log_softmax(-1)
-                target_logp = logp_all.gather(-1, b["actions"][:, cols].reshape(-1, 1)).view(T, -1)
-                entropy = -(logp_all.exp() * logp_all).sum(-1).view(T, -1)
-                loss, stats = vtrace_loss(
-                    b["logp"][:, cols],
-                    target_logp,
-                    b["rewards"][:, cols],
-                    values.float().view(T, -1),
-                    b["next_values"][:, cols],
-                    b["dones"][:, cols],
-                    entropy,
-                    k["gamma"],
-                    k["vf_coef"],
-                    k["ent_coef"],
-                    rho_bar=a.rho_bar,
-                    c_bar=a.c_bar,
+                    logits, values = evaluate(self.model, mb["obs"])
+                loss, stats = vtrace_objective(
+                    logits,
+                    values,
+                    mb,
+                    knobs["gamma"],
+                    knobs["vf_coef"],
+                    knobs["ent_coef"],
+                    rho_bar=algo.rho_bar,
+                    c_bar=algo.c_bar,
                 )
                 self.grad.zero_()
                 loss.backward()
-                flat_step(self.opt, self.grad, k["max_grad_norm"], self.reduce)
+                flat_step(self.opt, self.grad, knobs["max_grad_norm"], self.reduce)
                 self.opt_steps += 1
         self.version += 1
         self.updates += 1
@@ -494,193 +483,6 @@ class OnDeviceIMPALA(OnDevicePPO):
         return {**stats, "lr": lr}
 
 # %% ../nbs/09_ondevice.ipynb 28
-class OnDeviceDQN(OnDeviceLoop):
-    """Double DQN with n-step returns, with env pool, replay, epsilon-greedy acting and learner all
-    on one device:
-    each rollout's transitions go into a ring of device tensors, and the learner samples it
-    uniformly."""
-
-    ALGO, PRESET = "dqn", "cartpole-ondevice-dqn"
-    KNOBS = (
-        "lr",
-        "updates_per_segment",
-        "batch_size",
-        "target_update_every",
-        "gamma",
-        "max_grad_norm",
-    )
-
-    def __init__(self, cfg=None, overrides=None, num_threads: Optional[int] = 1, rank: int = 0):
-        super().__init__(cfg, overrides, num_threads, rank)
-        cfg, dev = self.cfg, self.device
-        a, M, T = cfg.algo, cfg.env.num_envs, cfg.algo.segment_length
-        obs_space, act_space = self.pool.single_observation_space, self.pool.single_action_space
-        torch.manual_seed(cfg.run.seed)
-        self.net = make_policy(cfg, obs_space, act_space, self.numerics.channels_last).to(dev)
-        self.target_net = copy.deepcopy(self.net).requires_grad_(False)
-        self.flat, self.grad = flat_parameters(self.net)
-        self.opt = make_optimizer(self.flat, self.grad, a)
-        self.num_actions = int(act_space.n)
-        z = lambda dtype=torch.float32, shape=(), n=(T, M): torch.zeros(
-            (*n, *shape), dtype=dtype, device=dev
-        )
-        # this rollout, (T, M, ...)
-        self.b_obs, self.b_final_obs = (
-            z(self.obs.dtype, obs_space.shape),
-            z(self.obs.dtype, obs_space.shape),
-        )
-        self.b_actions, self.b_rewards, self.b_ep_return = z(torch.int64), z(), z()
-        self.b_terminated, self.b_truncated = z(torch.bool), z(torch.bool)
-        # replay: n-step items in a ring of `replay.capacity` slots
-        C = self.capacity = cfg.replay.capacity
-        self.r_obs, self.r_boot = (
-            z(self.obs.dtype, obs_space.shape, (C,)),
-            z(self.obs.dtype, obs_space.shape, (C,)),
-        )
-        self.r_actions, self.r_returns, self.r_discounts = (
-            z(torch.int64, n=(C,)),
-            z(n=(C,)),
-            z(n=(C,)),
-        )
-        self.r_pos = self.r_size = 0
-        # optimizer step of the last target sync
-        self.synced_at = 0
-
-    def epsilon(self) -> float:
-        "Linear decay from `eps_start` to `eps_end` over `eps_decay_steps` env steps."
-        a = self.cfg.algo
-        return a.eps_end + (a.eps_start - a.eps_end) * max(
-            0.0, 1 - self.env_steps / a.eps_decay_steps
-        )
-
-    @torch.no_grad()
-    def rollout(self) -> dict:
-        """Step the pool `segment_length` times epsilon-greedily, then put the rollout's n-step
-        items into replay."""
-        t0, T, M = time.perf_counter(), self.cfg.algo.segment_length, self.cfg.env.num_envs
-        eps, obs = self.epsilon(), self.obs
-        for t in range(T):
-            self.b_obs[t] = obs
-            greedy = self.net.q(obs).argmax(-1)
-            explore = torch.rand(M, generator=self.gen, device=self.device) < eps
-            actions = torch.where(
-                explore,
-                torch.randint(self.num_actions, (M,), generator=self.gen, device=self.device),
-                greedy,
-            )
-            s = self._step(actions)
-            self.b_actions[t], self.b_rewards[t] = actions, s.reward
-            self.b_terminated[t], self.b_truncated[t] = s.terminated, s.truncated
-            self.b_final_obs[t], self.b_ep_return[t] = s.final_obs, s.episode_return
-            obs = s.obs
-        self.obs = obs
-        # a poisoned rollout never reaches replay
-        clean = self._clean()
-        if clean:
-            self._store(
-                *nstep_items(
-                    self.b_rewards,
-                    self.b_terminated,
-                    self.b_truncated,
-                    self.knobs["gamma"],
-                    self.cfg.algo.n_step,
-                ),
-                obs,
-            )
-        ended = self._count_rollout(self.b_terminated, self.b_truncated, self.b_ep_return)
-        self.train_s += time.perf_counter() - t0
-        return dict(
-            episodes=len(ended),
-            episode_return_mean=self.return_mean(),
-            episode_returns=ended,
-            clean=clean,
-        )
-
-    def _store(self, returns, discounts, steps, last_obs) -> None:
-        """Write the rollout's items into the ring: obs, action, n-step return, discount and the obs
-        to bootstrap from."""
-        T, M = returns.shape
-        # the step each item ends on
-        boot_index = torch.arange(T, device=self.device)[:, None] + steps.long() - 1
-        # the bootstrap rule of every learner, on observations
-        idx = self.b_truncated.view(-1).nonzero().squeeze(1)
-        next_obs = next_step(self.b_obs, last_obs, self.b_final_obs.flatten(0, 1)[idx], idx)
-        boot = next_obs.gather(
-            0, boot_index.view(T, M, *[1] * (next_obs.dim() - 2)).expand_as(next_obs)
-        )
-        n = T * M
-        idx = (self.r_pos + torch.arange(n, device=self.device)) % self.capacity
-        self.r_obs[idx], self.r_boot[idx] = self.b_obs.flatten(0, 1), boot.flatten(0, 1)
-        self.r_actions[idx], self.r_returns[idx], self.r_discounts[idx] = (
-            self.b_actions.view(-1),
-            returns.view(-1),
-            discounts.view(-1),
-        )
-        self.r_pos = (self.r_pos + n) % self.capacity
-        self.r_size = min(self.capacity, self.r_size + n)
-
-    def update(self) -> dict:
-        """`updates_per_segment` double-Q steps on uniform batches from replay (none before
-        `learning_starts` items); bumps the version."""
-        t0, k, a = time.perf_counter(), self.knobs, self.cfg.algo
-        stats = {}
-        if self.r_size < a.learning_starts:
-            return stats
-        self.opt.lr = self.lr_now()
-        for _ in range(int(k["updates_per_segment"])):
-            i = torch.randint(
-                self.r_size, (int(k["batch_size"]),), generator=self.gen, device=self.device
-            )
-            obs, boot = self.r_obs[i], self.r_boot[i]
-            with torch.no_grad():
-                q_next = self.target_net.q(boot)
-                q_next = (
-                    double_q_values(self.net.q(boot), q_next)
-                    if a.double_q
-                    else q_next.max(-1).values
-                )
-                y = self.r_returns[i] + self.r_discounts[i] * q_next
-            q_taken = self.net.q(obs).gather(-1, self.r_actions[i][:, None]).squeeze(-1)
-            loss, stats = dqn_loss(q_taken, y)
-            self.grad.zero_()
-            loss.backward()
-            flat_step(self.opt, self.grad, k["max_grad_norm"], self.reduce)
-            self.opt_steps += 1
-            if self.opt_steps - self.synced_at >= int(k["target_update_every"]):
-                self.target_net.load_state_dict(self.net.state_dict())
-                self.synced_at = self.opt_steps
-        stats.pop("td_abs", None)
-        self.version += 1
-        self.updates += 1
-        self.train_s += time.perf_counter() - t0
-        return dict(stats, epsilon=self.epsilon(), lr=self.opt.lr)
-
-    def learn(self) -> dict:
-        "The update: steps on replay."
-        return self.update()
-
-    def metrics(self) -> dict:
-        return dict(super().metrics(), replay_size=self.r_size, epsilon=self.epsilon())
-
-    COUNTERS = OnDeviceLoop.COUNTERS + ("r_pos", "r_size", "synced_at")
-    RING = ("r_obs", "r_boot", "r_actions", "r_returns", "r_discounts")
-
-    def _own_state(self) -> dict:
-        "Both networks and the replay ring (its filled part: a resumed run samples the same items)."
-        n = self.r_size
-        return dict(
-            model={k: v.detach().clone() for k, v in self.net.state_dict().items()},
-            target=self.target_net.state_dict(),
-            ring={k: getattr(self, k)[:n].clone() for k in self.RING},
-        )
-
-    def _load_own(self, sd: dict) -> None:
-        self.net.load_state_dict(sd["model"])
-        self.target_net.load_state_dict(sd["target"])
-        for k, v in sd["ring"].items():
-            getattr(self, k)[: len(v)] = v.to(self.device)
-
-# %% ../nbs/09_ondevice.ipynb 34
 def env_spaces_of(cfg: Config) -> tuple[gym.Space, gym.Space]:
     "The observation and action spaces of `cfg`'s torch env."
     pool = make_torch_pool(cfg.env.id, 1)
@@ -690,7 +492,7 @@ def env_spaces_of(cfg: Config) -> tuple[gym.Space, gym.Space]:
 def _train_on(cfg: Config, batch: dict, steps: int, device: torch.device, reduce=None) -> dict:
     """`steps` full-batch PPO gradient steps on `batch` from `cfg`'s initial weights; the resulting
     state dict."""
-    model = make_model(cfg, *env_spaces_of(cfg), device)
+    model = make_policy(cfg, *env_spaces_of(cfg), device=device, seed=cfg.run.seed)
     flat, grad = flat_parameters(model)
     # every process starts from rank 0's weights
     if reduce is not None:
@@ -740,7 +542,10 @@ def _dp_worker(
             dist.all_reduce(grad)
             grad.div_(world_size)
 
-        share = {k: v.chunk(world_size)[rank] for k, v in batch.items()}
+        T, M = batch["adv"].shape
+        # env columns, an equal share each
+        idx = column_batches(torch.arange(M), T, M, T, T * M // world_size)[rank]
+        share = {k: v.flatten(0, 1)[idx] for k, v in batch.items()}
         torch.save(
             _train_on(cfg, share, steps, device, reduce=average),
             os.path.join(out_dir, f"rank{rank}.pt"),
@@ -762,9 +567,11 @@ def data_parallel_update(
     equal share,
     gradients averaged by all-reduce (gloo on CPU, NCCL on CUDA). Returns every process's final
     state dict."""
-    n = len(batch["adv"])
-    if n % world_size:
-        raise ValueError(f"a batch of {n} samples does not split into {world_size} equal shares")
+    M = batch["adv"].shape[1]
+    if M % world_size:
+        raise ValueError(
+            f"a batch of {M} env columns does not split into {world_size} equal shares"
+        )
     if (
         resolve_device(cfg.topology.device).type == "cuda"
         and world_size > torch.cuda.device_count()
@@ -795,7 +602,7 @@ def single_process_update(cfg: Config, batch: dict, steps: int = 1) -> dict:
     reproduce."""
     return _train_on(cfg, normalized(batch), steps, resolve_device(cfg.topology.device))
 
-# %% ../nbs/09_ondevice.ipynb 38
+# %% ../nbs/09_ondevice.ipynb 32
 BREAKOUT_OVERRIDES = {
     "env.id": "Breakout-MinAtar-v0",
     "env.num_envs": 128,

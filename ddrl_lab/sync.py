@@ -13,7 +13,7 @@ import gymnasium as gym
 import numpy as np
 
 from .config import Config
-from .learner import learner_class
+from .algorithms import learner_class
 
 # %% auto 0
 __all__ = ['staleness_weight', 'SoftWindow', 'ParameterServer']

@@ -10,10 +10,11 @@ from typing import Optional
 import torch
 import torch.nn.functional as F
 
+from .losses import logp_entropy
 from .replay_shard import nstep_items
 
 # %% auto 0
-__all__ = ['vtrace', 'vtrace_loss', 'nstep_targets', 'dqn_loss', 'double_q_values']
+__all__ = ['vtrace', 'vtrace_loss', 'vtrace_objective', 'nstep_targets', 'dqn_loss', 'double_q_values']
 
 # %% ../nbs/06a_targets.ipynb 5
 def vtrace(
@@ -96,6 +97,36 @@ def vtrace_loss(
     return loss, stats
 
 # %% ../nbs/06a_targets.ipynb 23
+def vtrace_objective(
+    logits: torch.Tensor,
+    values: torch.Tensor,
+    mb: dict,
+    gamma: float,
+    vf_coef: float,
+    ent_coef: float,
+    rho_bar: float = 1.0,
+    c_bar: float = 1.0,
+) -> tuple[torch.Tensor, dict]:
+    """`vtrace_loss` from the target policy's logits `(T, n, A)` and values `(T, n)` on minibatch
+    `mb` (`logp` of the behaviour policy, `actions`, `rewards`, `next_values`, `dones`): every
+    IMPALA learner's loss, host and on-device."""
+    target_logp, entropy = logp_entropy(logits, mb["actions"])
+    return vtrace_loss(
+        mb["logp"],
+        target_logp,
+        mb["rewards"],
+        values.float(),
+        mb["next_values"],
+        mb["dones"],
+        entropy,
+        gamma,
+        vf_coef,
+        ent_coef,
+        rho_bar=rho_bar,
+        c_bar=c_bar,
+    )
+
+# %% ../nbs/06a_targets.ipynb 26
 def nstep_targets(
     rewards: torch.Tensor, next_values: torch.Tensor, dones: torch.Tensor, gamma: float, n: int
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -107,7 +138,7 @@ def nstep_targets(
     last = torch.arange(rewards.shape[0], device=rewards.device)[:, None] + steps.long() - 1
     return ret + discounts * next_values.gather(0, last), discounts
 
-# %% ../nbs/06a_targets.ipynb 35
+# %% ../nbs/06a_targets.ipynb 38
 def dqn_loss(
     q_taken: torch.Tensor,
     targets: torch.Tensor,
@@ -136,7 +167,7 @@ def dqn_loss(
         )
     return loss, stats
 
-# %% ../nbs/06a_targets.ipynb 41
+# %% ../nbs/06a_targets.ipynb 44
 def double_q_values(q_next_online: torch.Tensor, q_next_target: torch.Tensor) -> torch.Tensor:
     "Target-network values of the online network's greedy actions, `(..., A) -> (...)`."
     best = q_next_online.argmax(-1, keepdim=True)

@@ -11,7 +11,7 @@ import torch
 
 from ddrl_lab import Job
 from ddrl_lab.config import config_from_dict
-from ddrl_lab.learner import IMPALALearner
+from ddrl_lab.algorithms import IMPALALearner
 from ddrl_lab.runtime import RayRuntime
 from ddrl_lab.segments import random_segment
 

@@ -13,7 +13,7 @@ from typing import Optional
 import numpy as np
 
 from ..config import Config
-from ..learner import learner_class
+from ..algorithms import learner_class
 from ..metrics import RowBuilder
 from ..runner import EnvRunner
 from ..runtime import ActorDied

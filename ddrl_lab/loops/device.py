@@ -15,7 +15,8 @@ from ..config import Config
 from ..envs import env_seeds
 from ..learner import group_mean_, init_group, meeting_address, newest_checkpoint
 from .base import Loop, compute_threads
-from ..ondevice import OnDeviceDQN, OnDeviceIMPALA, OnDevicePPO
+from ..ondevice import OnDeviceIMPALA, OnDevicePPO
+from ..ondevice_dqn import OnDeviceDQN
 from ..runtime import ActorDied
 
 # %% auto 0
