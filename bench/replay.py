@@ -7,9 +7,8 @@ Every row is sampled transitions per second, a priority update for the whole bat
 sampler starts full, with random priorities. The baseline is what one writes without a
 sum-tree: normalize the priorities, `rng.choice(capacity, batch, p=probs)`, importance weights
 from the probabilities, and write the new priorities back (O(capacity) per batch). The process
-is pinned to one CPU and BLAS to one thread. Then the bytes per Atari transition of
-`FrameStorage` against storing 4x84x84 stacks (measured on small storages, as bytes per item).
-Default run: about 20 s.
+is pinned to one CPU and BLAS to one thread. (What a shard's frame dedup saves on Atari is
+`bench/replay_atari_shard.py`.) Default run: about 20 s.
 """
 import os
 
@@ -21,17 +20,12 @@ import numpy as np
 
 from ddrl_lab.bench import timed
 from ddrl_lab.bench_data import ALPHA, BETA, EPS, full_sampler, numpy_prioritized, sampler_rate
-from ddrl_lab.replay import FrameStorage, PrioritizedSampler, RingStorage, UniformSampler
+from ddrl_lab.replay import PrioritizedSampler, UniformSampler
 
 
 def numpy_rate(capacity: int, batch: int, seconds: float, tds: np.ndarray, rng: np.random.Generator) -> float:
     "Prioritized sampling with `rng.choice(p=...)` on a flat array of priorities."
     return timed(numpy_prioritized(capacity, batch, tds, rng), batch, seconds, warmup=5)
-
-
-def atari_batch(n: int) -> dict:
-    return dict(obs=np.zeros((n, 4, 84, 84), np.uint8), action=np.zeros(n, np.int64), reward=np.zeros(n, np.float32),
-                terminated=np.zeros(n, bool), truncated=np.zeros(n, bool), first=np.zeros(n, bool))
 
 
 def main():
@@ -60,14 +54,6 @@ def main():
     print(f"capacity {a.capacity:,}, batch {a.batch}, one core; sampled transitions/s, the batch's priority update included")
     print(f"{'':36s} {'transitions/s':>14s} {'vs NumPy':>9s}")
     for name, rate in rows.items(): print(f"{name:36s} {rate:14,.0f} {rate / base:8.1f}x")
-
-    frames, stacks = FrameStorage(4096, num_envs=8), RingStorage(4096)
-    frames.add(atari_batch(8)); stacks.add(atari_batch(8))
-    per_frame = (frames.nbytes - frames.history * (84 * 84 + 1)) / frames.capacity   # less the 24 frames of history
-    print("\nbytes per Atari transition (obs 4x84x84 uint8, action, reward, terminated, truncated, first, 2 tags)")
-    for name, b in (("FrameStorage (one frame each)", per_frame), ("RingStorage of stacks", stacks.bytes_per_item)):
-        print(f"{name:36s} {b:10,.0f} B   1,000,000: {b * 1e6 / 1e9:5.2f} GB   2^20: {b * 2**20 / 1e9:5.2f} GB")
-
 
 if __name__ == "__main__":
     main()

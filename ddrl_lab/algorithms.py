@@ -16,7 +16,7 @@ from .config import Config
 from .evaluate import evaluate
 from .learner import Learner, timed
 from .losses import gae, logp_entropy, ppo_loss
-from .replay_shard import merge_samples
+from .shard_sampling import merge_samples
 from .segments import Segment, concat_segments
 from .targets import double_q_values, dqn_loss, vtrace_objective
 
@@ -31,17 +31,22 @@ class PPOLearner(Learner):
     CHUNK = 1  # steps per minibatch piece: every step its own (a feed-forward policy)
 
     def _advantages(self, b: Segment) -> dict:
-        x = self._tensors(b)
+        tensors = self._tensors(b)
         algo = self.algo
-        x["adv"], x["ret"] = gae(
-            x["rewards"], x["values"], x["next_values"], x["dones"], algo.gamma, algo.gae_lambda
+        tensors["adv"], tensors["ret"] = gae(
+            tensors["rewards"],
+            tensors["values"],
+            tensors["next_values"],
+            tensors["dones"],
+            algo.gamma,
+            algo.gae_lambda,
         )
-        return x
+        return tensors
 
-    def _loss(self, x: dict, idx: torch.Tensor) -> tuple[torch.Tensor, dict]:
+    def _loss(self, tensors: dict, idx: torch.Tensor) -> tuple[torch.Tensor, dict]:
         "The loss on the minibatch of `(chunk, n)` flat step indices `idx` (`column_batches`)."
         algo = self.algo
-        mb = {k: v.flatten(0, 1)[idx] for k, v in x.items()}
+        mb = {k: v.flatten(0, 1)[idx] for k, v in tensors.items()}
         with self.autocast():
             logits, new_values = evaluate(self.model, mb["obs"])
         new_logp, entropy = logp_entropy(logits, mb["actions"])
@@ -77,10 +82,10 @@ class IMPALALearner(Learner):
 
     KNOBS = ("lr", "ent_coef", "epochs")
 
-    def _loss(self, x: dict, idx: torch.Tensor) -> tuple[torch.Tensor, dict]:
+    def _loss(self, tensors: dict, idx: torch.Tensor) -> tuple[torch.Tensor, dict]:
         "The loss on the whole env columns of `idx`, `(T, n)` flat step indices (`column_batches`)."
         algo = self.algo
-        mb = {k: v.flatten(0, 1)[idx] for k, v in x.items()}
+        mb = {k: v.flatten(0, 1)[idx] for k, v in tensors.items()}
         with self.autocast():
             logits, values = evaluate(self.model, mb["obs"])
         loss, stats = vtrace_objective(
@@ -133,21 +138,21 @@ class DQNLearner(Learner):
             self.model.set_epsilon(self.epsilon(env_steps))
         return super().get_weights()
 
-    def _loss(self, x: dict) -> tuple[torch.Tensor, dict]:
+    def _loss(self, batch: dict) -> tuple[torch.Tensor, dict]:
         with self.autocast():
-            q = self.model.q(x["obs"]).float()
+            q = self.model.q(batch["obs"]).float()
             with torch.no_grad():
-                q_next_target = self.target.q(x["boot_obs"]).float()
+                q_next_target = self.target.q(batch["boot_obs"]).float()
                 q_next = (
-                    double_q_values(self.model.q(x["boot_obs"]).float(), q_next_target)
+                    double_q_values(self.model.q(batch["boot_obs"]).float(), q_next_target)
                     if self.algo.double_q
                     else q_next_target.max(-1).values
                 )
-        targets = x["ret"] + x["discount"] * q_next
+        targets = batch["ret"] + batch["discount"] * q_next
         return dqn_loss(
-            q.gather(1, x["action"][:, None]).squeeze(1),
+            q.gather(1, batch["action"][:, None]).squeeze(1),
             targets,
-            x["weights"],
+            batch["weights"],
             self.algo.huber_delta,
         )
 
@@ -203,12 +208,12 @@ class DQNLearner(Learner):
             priorities=[],
         )
         if pieces:
-            x = self._batch(pieces)
+            batch = self._batch(pieces)
             if shares is not None:
-                x["weights"] = torch.as_tensor(
+                batch["weights"] = torch.as_tensor(
                     merge_samples(pieces, shares, self.beta())["weights"], device=self.device
                 )
-            n = len(x["action"])
+            n = len(batch["action"])
             td_abs, stats = torch.zeros(n, device=self.device), []
             parts = torch.as_tensor(self.rng.permutation(n), device=self.device).split(
                 self.algo.batch_size
@@ -216,7 +221,7 @@ class DQNLearner(Learner):
 
             def losses():
                 for mb in parts:
-                    loss, st = self._loss({k: v[mb] for k, v in x.items()})
+                    loss, st = self._loss({k: v[mb] for k, v in batch.items()})
                     td_abs[mb] = st.pop("td_abs")
                     stats.append(st)
                     yield loss  # (the optimizer may step here)

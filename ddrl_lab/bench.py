@@ -320,8 +320,8 @@ def run_job_for(preset: str, overrides: dict, seconds: float, start_timeout: flo
 BENCHMARKS: dict[str, str] = {
     "sampling": "ddrl_lab.bench_sampling",
     "pong": "ddrl_lab.bench_sampling",
-    "atari": "ddrl_lab.bench_sampling",
-    "numerics": "ddrl_lab.bench_sampling",
+    "atari": "ddrl_lab.bench_atari",
+    "numerics": "ddrl_lab.bench_atari",
     "solve": "ddrl_lab.bench_learning",
     "replay": "ddrl_lab.bench_data",
     "codecs": "ddrl_lab.bench_data",

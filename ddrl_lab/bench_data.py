@@ -109,7 +109,7 @@ def sharded_step(
 ) -> Callable[[int], None]:
     """What a driver does per batch: refresh masses when due, allocate, sample each shard, merge,
     send back TD errors."""
-    from ddrl_lab.replay_shard import ShardBalancer, merge_samples
+    from ddrl_lab.shard_sampling import ShardBalancer, merge_samples
 
     bal = ShardBalancer(len(shards), rebalance_every=rebalance_every, seed=0)
 

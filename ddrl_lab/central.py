@@ -187,52 +187,59 @@ class CentralLearner:
 
     def act(self, *steps: dict, version_floor: Optional[int] = None) -> list:
         """Fold in each worker's last outcome, choose actions for all of them in one forward pass,
-        train when a batch
-        is ready. A step that is not the outcome of this learner's last action for its worker (the
-        worker restarted:
-        another incarnation, or its observations again; or this learner restarted and holds no
-        action for it) starts a
-        new trajectory: the steps since the worker's last segment are dropped and counted
-        (`lost_steps`).
-        `version_floor` (the last version the driver saw) keeps versions monotonic after a restart
-        from a checkpoint."""
+        train when a batch is ready. A step that is not the outcome of this learner's last action
+        for its worker (the worker restarted: another incarnation, or its observations again; or
+        this learner restarted and holds no action for it) starts a new trajectory: the steps since
+        the worker's last segment are dropped and counted (`lost_steps`). `version_floor` (the last
+        version the driver saw) keeps versions monotonic after a restart from a checkpoint."""
         t0 = time.perf_counter()
         if version_floor is not None:
             self.learner.version = max(self.learner.version, version_floor)
         for s in steps:
-            tr = self.trajectories.setdefault(
-                s["worker_id"], Trajectory(s["worker_id"], self.cfg.algo.segment_length)
-            )
-            awaited = (
-                "reward" in s
-                and len(tr.obs) > len(tr.rewards)
-                and tr.incarnation == s["incarnation"]
-            )
-            if not awaited:
-                # fresh envs (their first observations) start clean; else their past is unknown
-                self.lost_steps += tr.drop()
-                tr.taint = EpisodeTaint(len(s["obs"]), tr.T, tainted="reward" in s)
-            else:
-                tr.outcome(s)
-                seg = tr.segment(s["obs"])
-                if seg is not None:
-                    # the learner rejects what fails this; its episodes report no return
-                    v = self.cfg.validation
-                    bad = (
-                        validate_segment(seg, v.reward_range, v.obs_range, self.num_actions)
-                        is not None
-                    )
-                    self.poisoned += tr.taint.settle(seg, tr.seg_ends, rejected=bad)
-                    self.step_lags += (self.version - tr.step_versions).ravel().tolist()
-                    self.ready.append(seg)
-            tr.incarnation = s["incarnation"]
+            self._fold_in(s)
+        out = self._choose_actions(steps)
+        self.latency_ms.append((time.perf_counter() - t0) * 1e3)
+        self.fill.append(len(steps))
+        self._train_if_ready()
+        return out if len(out) > 1 else out[0]
+
+    def _fold_in(self, s: dict) -> None:
+        "One worker's outcome into its trajectory; a finished segment, validated, goes to `ready`."
+        tr = self.trajectories.setdefault(
+            s["worker_id"], Trajectory(s["worker_id"], self.cfg.algo.segment_length)
+        )
+        awaited = (
+            "reward" in s and len(tr.obs) > len(tr.rewards) and tr.incarnation == s["incarnation"]
+        )
+        if not awaited:
+            # fresh envs (their first observations) start clean; else their past is unknown
+            self.lost_steps += tr.drop()
+            tr.taint = EpisodeTaint(len(s["obs"]), tr.T, tainted="reward" in s)
+        else:
+            tr.outcome(s)
+            seg = tr.segment(s["obs"])
+            if seg is not None:
+                self._assembled(tr, seg)
+        tr.incarnation = s["incarnation"]
+
+    def _assembled(self, tr: Trajectory, seg) -> None:
+        "A segment assembled from a trajectory: its episodes settled, its step lags kept, queued."
+        # the learner rejects what fails this; its episodes report no return
+        v = self.cfg.validation
+        bad = validate_segment(seg, v.reward_range, v.obs_range, self.num_actions) is not None
+        self.poisoned += tr.taint.settle(seg, tr.seg_ends, rejected=bad)
+        self.step_lags += (self.version - tr.step_versions).ravel().tolist()
+        self.ready.append(seg)
+
+    def _choose_actions(self, steps: tuple) -> list:
+        "Actions for every worker's envs in one batched forward pass, recorded in the trajectories."
         obs = np.concatenate([s["obs"] for s in steps])
         model = self.learner.model
         # the learner's own parameters, read in place (bf16 as it trains)
         with torch.no_grad(), self.learner.autocast():
             action, logp = model.act(torch.as_tensor(obs, device=self.learner.device), self.gen)
-            logp = logp.float().cpu().numpy()
-            action = action.cpu().numpy()
+        logp = logp.float().cpu().numpy()
+        action = action.cpu().numpy()
         out, start = [], 0
         for s in steps:
             M = len(s["obs"])
@@ -243,17 +250,18 @@ class CentralLearner:
             tr.versions.append(np.full(M, self.version))
             out.append(action[start : start + M])
             start += M
-        self.latency_ms.append((time.perf_counter() - t0) * 1e3)
-        self.fill.append(len(steps))
-        # one segment from each worker: one update
-        if len(self.ready) >= max(1, self.cfg.topology.num_workers // 1):
-            batch, self.ready = self.ready, []
-            info = self.learner.update(*batch)
-            info["produced"] = [dict(worker_id=s.worker_id, env_steps=s.num_steps) for s in batch]
-            info["version_lags"], self.step_lags = self.step_lags, []
-            info["poisoned_episodes"], self.poisoned = self.poisoned, 0
-            self.infos.append(info)
-        return out if len(out) > 1 else out[0]
+        return out
+
+    def _train_if_ready(self) -> None:
+        "One update once a segment from each worker is ready; its info kept for `collect`."
+        if len(self.ready) < max(1, self.cfg.topology.num_workers):
+            return
+        batch, self.ready = self.ready, []
+        info = self.learner.update(*batch)
+        info["produced"] = [dict(worker_id=s.worker_id, env_steps=s.num_steps) for s in batch]
+        info["version_lags"], self.step_lags = self.step_lags, []
+        info["poisoned_episodes"], self.poisoned = self.poisoned, 0
+        self.infos.append(info)
 
     def collect(self) -> dict:
         """The update results since the last call (for the driver's rows and books), and the env

@@ -18,12 +18,13 @@ from typing import Any, Optional
 
 import yaml
 
+from .config_checks import check_consistency, check_packages, coerce, show_value
+
 # %% auto 0
-__all__ = ['Auto', 'SECTIONS', 'ON_POLICY', 'MAX_LEARNERS', 'HASH_EXCLUDES', 'PRESET_DIR', 'setting', 'EnvConfig', 'AlgoConfig',
-           'TopologyConfig', 'SyncConfig', 'ChannelConfig', 'ReplayConfig', 'ValidationConfig', 'RunConfig',
-           'CriteriaConfig', 'Config', 'ConfigError', 'coerce', 'config_from_dict', 'check_consistency',
-           'check_packages', 'config_to_dict', 'parse_override', 'apply_overrides', 'config_hash', 'list_presets',
-           'load_config', 'save_config']
+__all__ = ['Auto', 'SECTIONS', 'HASH_EXCLUDES', 'PRESET_DIR', 'setting', 'EnvConfig', 'AlgoConfig', 'TopologyConfig',
+           'SyncConfig', 'ChannelConfig', 'ReplayConfig', 'ValidationConfig', 'RunConfig', 'CriteriaConfig', 'Config',
+           'ConfigError', 'config_from_dict', 'config_to_dict', 'parse_override', 'apply_overrides', 'config_hash',
+           'list_presets', 'load_config', 'save_config']
 
 # %% ../nbs/00_config.ipynb 5
 def setting(default, *, choices: tuple = (), lo=None, hi=None, lo_open: bool = False):
@@ -297,99 +298,6 @@ class ConfigError(ValueError):
         return (type(self), (self.problems, self.source))
 
 # %% ../nbs/00_config.ipynb 15
-_TYPE_WORDS = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
-
-
-def _show(v) -> str:
-    return (
-        repr(v)
-        if isinstance(v, str)
-        else json.dumps(v)
-        if isinstance(v, (bool, type(None)))
-        else str(v)
-    )
-
-
-def coerce(value, tp) -> Any:
-    "Convert `value` to the annotated type `tp`, or raise `TypeError` saying what was expected."
-    origin, args = typing.get_origin(tp), typing.get_args(tp)
-    if (
-        origin in (typing.Union, getattr(__import__("types"), "UnionType", None))
-        and type(None) in args
-    ):
-        if value is None or (
-            isinstance(value, str) and value.strip().lower() in ("none", "null", "~", "")
-        ):
-            return None
-        (inner,) = [a for a in args if a is not type(None)]
-        return coerce(value, inner)
-    if origin is list:
-        if isinstance(value, str):
-            value = yaml.safe_load(value) if value.strip() else []
-        if value is None:
-            value = []
-        if not isinstance(value, (list, tuple)):
-            raise TypeError(f"expected a list like [a, b]")
-        return [coerce(v, args[0]) for v in value]
-    if origin is tuple:
-        if isinstance(value, str):
-            value = yaml.safe_load(value)
-        if not isinstance(value, (list, tuple)) or len(value) != len(args):
-            raise TypeError(f"expected a list of {len(args)} numbers like [-1, 1]")
-        return tuple(coerce(v, a) for v, a in zip(value, args))
-    if origin is typing.Literal:
-        if isinstance(value, str) and value.strip().lower() in args:
-            return value.strip().lower()
-        try:
-            flag = coerce(value, bool)
-        except TypeError:
-            flag = None
-        if flag in args:
-            return flag
-        raise TypeError("expected one of " + ", ".join(_show(a) for a in args))
-    if tp is bool:
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.strip().lower() in ("true", "yes", "on", "1"):
-            return True
-        if isinstance(value, str) and value.strip().lower() in ("false", "no", "off", "0"):
-            return False
-    elif tp is int and not isinstance(value, bool):
-        if isinstance(value, int):
-            return value
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        if isinstance(value, str):
-            try:
-                return int(value.strip().replace("_", ""))
-            except ValueError:
-                try:
-                    f = float(value)
-                    if f.is_integer():
-                        return int(f)
-                except ValueError:
-                    pass
-    elif tp is float and not isinstance(value, bool):
-        f = None
-        if isinstance(value, (int, float)):
-            f = float(value)
-        elif isinstance(value, str):
-            try:
-                f = float(value.strip().replace("_", ""))
-            except ValueError:
-                pass
-        if f is not None and f != f:
-            raise TypeError("expected a number, not NaN")
-        if f is not None:
-            return f
-    elif tp is str:
-        if isinstance(value, str):
-            return value
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return str(value)
-    raise TypeError(f"expected {_TYPE_WORDS.get(tp, tp)}")
-
-# %% ../nbs/00_config.ipynb 18
 def _suggest(name: str, options) -> str:
     close = difflib.get_close_matches(name, list(options), n=1, cutoff=0.6)
     return f" (did you mean '{close[0]}'?)" if close else ""
@@ -397,18 +305,18 @@ def _suggest(name: str, options) -> str:
 
 def _check_range(key: str, v, meta: dict) -> Optional[str]:
     if meta.get("choices") and v not in meta["choices"]:
-        return f"{key} = {_show(v)}: expected one of {', '.join(meta['choices'])}{_suggest(str(v), meta['choices'])}."
+        return f"{key} = {show_value(v)}: expected one of {', '.join(meta['choices'])}{_suggest(str(v), meta['choices'])}."
     if v is None or not isinstance(v, (int, float)) or isinstance(v, bool):
         return None
     lo, hi = meta.get("lo"), meta.get("hi")
     if lo is not None and (v <= lo if meta.get("lo_open") else v < lo):
         return (
-            f"{key} = {_show(v)} is out of range: expected a value "
+            f"{key} = {show_value(v)} is out of range: expected a value "
             f"{'above' if meta.get('lo_open') else 'of at least'} {lo}"
             + (f" and at most {hi}." if hi is not None else ".")
         )
     if hi is not None and v > hi:
-        return f"{key} = {_show(v)} is out of range: expected at most {hi}."
+        return f"{key} = {show_value(v)} is out of range: expected at most {hi}."
     return None
 
 
@@ -433,7 +341,7 @@ def config_from_dict(d: Optional[dict]) -> Config:
             given = {}
         if not isinstance(given, dict):
             problems.append(
-                f"section '{sname}' must be a mapping of keys to values, got {_show(given)}."
+                f"section '{sname}' must be a mapping of keys to values, got {show_value(given)}."
             )
             given = {}
         hints, kwargs = typing.get_type_hints(cls), {}
@@ -449,7 +357,7 @@ def config_from_dict(d: Optional[dict]) -> Config:
             try:
                 v = coerce(raw, hints[key])
             except TypeError as e:
-                problems.append(f"{full} = {_show(raw)} has the wrong type: {e}.")
+                problems.append(f"{full} = {show_value(raw)} has the wrong type: {e}.")
                 continue
             p = _check_range(full, v, fmap[key].metadata)
             if p:
@@ -464,77 +372,7 @@ def config_from_dict(d: Optional[dict]) -> Config:
         raise ConfigError(problems)
     return cfg
 
-# %% ../nbs/00_config.ipynb 20
-ON_POLICY = ("ppo",)
-MAX_LEARNERS = {"co-located": 1, "central-inference": 1}
-
-
-def check_consistency(c: Config) -> list[str]:
-    "Problems with settings that are each valid but contradict each other."
-    p = []
-    if c.channel.low_watermark >= c.channel.high_watermark:
-        p.append(
-            f"channel.low_watermark = {c.channel.low_watermark} must be below "
-            f"channel.high_watermark = {c.channel.high_watermark}."
-        )
-    if c.algo.name in ON_POLICY and c.replay.kind != "none":
-        p.append(
-            f"replay.kind = '{c.replay.kind}' needs an off-policy algorithm, but algo.name = "
-            f"'{c.algo.name}' is on-policy: set replay.kind=none."
-        )
-    if c.algo.name == "dqn" and c.replay.kind == "none":
-        p.append("algo.name = 'dqn' learns from replay: set replay.kind to uniform or prioritized.")
-    limit = MAX_LEARNERS.get(c.topology.mode)
-    if limit is not None and c.topology.num_learners > limit:
-        p.append(
-            f"topology.num_learners = {c.topology.num_learners} is more than topology.mode = "
-            f"'{c.topology.mode}' allows ({limit})."
-        )
-    if c.replay.kind != "none" and c.replay.shards > c.replay.capacity:
-        p.append(
-            f"replay.shards = {c.replay.shards} is more than replay.capacity = "
-            f"{c.replay.capacity} transitions."
-        )
-    for name in ("reward_range", "obs_range"):
-        r = getattr(c.validation, name)
-        if r is not None and r[0] > r[1]:
-            p.append(f"validation.{name} = {list(r)}: the low end is above the high end.")
-    batch = c.algo.segment_length * c.env.num_envs * c.topology.num_workers
-    if c.algo.name in ON_POLICY and c.algo.minibatch_size > batch:
-        p.append(
-            f"algo.minibatch_size = {c.algo.minibatch_size} is larger than one batch of "
-            f"algo.segment_length x env.num_envs x topology.num_workers = {batch} steps."
-        )
-    if c.channel.codec == "shm" and c.run.ray_address is not None:
-        p.append(
-            "channel.codec = 'shm' works within one host only, but run.ray_address names a "
-            "cluster: use pickle5 or msgpack."
-        )
-    if c.run.ray_address is not None and c.run.runtime != "ray":
-        p.append(
-            f"run.ray_address is set but run.runtime = '{c.run.runtime}': set "
-            f"run.runtime=ray to use a cluster."
-        )
-    if c.algo.loss_reduction == "sum" and c.algo.name != "impala":
-        p.append(
-            f"algo.loss_reduction = 'sum' applies to impala's V-trace loss (algo.name = "
-            f"{c.algo.name!r} means its losses): set algo.loss_reduction=mean."
-        )
-    return p
-
 # %% ../nbs/00_config.ipynb 22
-def check_packages(c: Config) -> list[str]:
-    "Problems with settings that need an optional package this Python cannot import."
-    p = []
-    if c.run.tensorboard and importlib.util.find_spec("tensorboard") is None:
-        p.append(
-            "run.tensorboard = true writes TensorBoard event files, but the tensorboard "
-            "package is not installed: "
-            "pip install tensorboard, or set run.tensorboard=false."
-        )
-    return p
-
-# %% ../nbs/00_config.ipynb 29
 def config_to_dict(c: Config) -> dict:
     "The config as nested plain dicts and lists, ready for YAML or JSON."
 
@@ -578,7 +416,7 @@ def apply_overrides(d: dict, overrides=None) -> dict:
             out[section][name] = value
     return out
 
-# %% ../nbs/00_config.ipynb 32
+# %% ../nbs/00_config.ipynb 25
 # a name without a dot: the whole section
 HASH_EXCLUDES = ("run.out", "run.ray_address", "run.tensorboard", "run.record_episode", "criteria")
 
@@ -596,7 +434,7 @@ def config_hash(c: Config) -> str:
     d = {s: {k: v for k, v in keys.items() if v != defaults[s].get(k)} for s, keys in d.items()}
     return hashlib.sha256(json.dumps(d, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
-# %% ../nbs/00_config.ipynb 36
+# %% ../nbs/00_config.ipynb 29
 class _UniqueKeyLoader(yaml.SafeLoader):
     """PyYAML's safe loader, except that a key given twice in one mapping is an error (PyYAML keeps
     the last one)."""
@@ -668,14 +506,14 @@ def _read_yaml(path: Path) -> dict:
         kind = (
             "a list"
             if isinstance(d, list)
-            else f"the single value {_show(d)}"
+            else f"the single value {show_value(d)}"
             if not isinstance(d, str) or len(d) < 40
             else "a string"
         )
         raise ConfigError([f"{path} holds {kind} at the top level: {expected}."])
     return d
 
-# %% ../nbs/00_config.ipynb 37
+# %% ../nbs/00_config.ipynb 30
 PRESET_DIR = Path(str(importlib.resources.files("ddrl_lab"))) / "configs"
 
 

@@ -21,73 +21,16 @@ import plotly.graph_objects as go
 from fastcore.basics import patch
 
 from .config import load_config
-from .doctor import CRITERIA, CriteriaCheck
+from .criteria import CRITERIA, CriteriaCheck
 from .episodes import read_episode
 from .metrics import read_metrics
 from .report import PANELS, lag_columns, spread, style
+from .sliders import knob_slider
 
 # %% auto 0
-__all__ = ['LOG_KNOBS', 'HEAL_TRIES', 'slider_bounds', 'knob_slider', 'Dashboard', 'criteria_strip']
+__all__ = ['HEAL_TRIES', 'Dashboard', 'criteria_strip']
 
 # %% ../nbs/13_dashboard.ipynb 5
-LOG_KNOBS = ("lr",)  # knobs whose slider moves on a log10 scale
-
-
-def _nice_step(span: float) -> float:
-    "A power of ten near a thousandth of `span`."
-    return 10.0 ** math.floor(math.log10(span / 1000)) if span > 0 else 0.001
-
-
-def slider_bounds(name: str, spec: dict) -> dict:
-    """`min`, `max`, `step` and `log` of the slider for the knob `name` described by `spec` (an
-    entry of
-    `job.knob_specs()`). For a log slider `min`, `max` and `step` are exponents of ten."""
-    v, lo, hi, lo_open = spec["value"], spec.get("lo"), spec.get("hi"), spec.get("lo_open", False)
-    if spec["type"] == "int":
-        lo = 0 if lo is None else int(lo) + int(lo_open)
-        hi = max(10 * int(v), lo + 10) if hi is None else int(hi)
-        return dict(min=lo, max=hi, step=1, log=False)
-    if name in LOG_KNOBS and v > 0:
-        top = math.log10(hi) if hi is not None else math.ceil(math.log10(v)) + 2
-        return dict(min=min(math.floor(math.log10(v)) - 3, top - 1), max=top, step=0.05, log=True)
-    lo = 0.0 if lo is None else float(lo)
-    hi = max(10 * float(v), lo + 1.0) if hi is None else float(hi)
-    step = _nice_step(hi - lo)
-    return dict(min=lo + step if lo_open else lo, max=hi, step=step, log=False)
-
-
-def knob_slider(name: str, spec: dict) -> W.ValueWidget:
-    """An IntSlider, FloatSlider or FloatLogSlider over the knob's range, set to its value; it
-    reports on release."""
-    b = slider_bounds(name, spec)
-    kw = dict(
-        description=name,
-        continuous_update=False,
-        style={"description_width": "110px"},
-        layout=W.Layout(width="360px"),
-    )
-    if spec["type"] == "int":
-        return W.IntSlider(value=int(spec["value"]), min=b["min"], max=b["max"], step=1, **kw)
-    if b["log"]:
-        return W.FloatLogSlider(
-            value=float(spec["value"]),
-            base=10,
-            min=b["min"],
-            max=b["max"],
-            step=b["step"],
-            readout_format=".2e",
-            **kw,
-        )
-    return W.FloatSlider(
-        value=float(spec["value"]),
-        min=b["min"],
-        max=b["max"],
-        step=b["step"],
-        readout_format=".3g",
-        **kw,
-    )
-
-# %% ../nbs/13_dashboard.ipynb 10
 class Dashboard:
     """Sliders for a running `Job`'s live knobs, streaming figures of its metrics, a status line and
     a Stop button."""
@@ -231,7 +174,7 @@ class Dashboard:
         what = repr(self.job) if self.job is not None else str(self.run_dir)
         return f"Dashboard({what}, rows={len(self.rows)})"
 
-# %% ../nbs/13_dashboard.ipynb 12
+# %% ../nbs/13_dashboard.ipynb 7
 def _same(a, b) -> bool:
     try:
         return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
@@ -331,7 +274,7 @@ def _sync_knobs(self: Dashboard) -> None:
         if not _same(s.value, now):
             _show(s, now)
 
-# %% ../nbs/13_dashboard.ipynb 14
+# %% ../nbs/13_dashboard.ipynb 9
 @patch
 def stop(self: Dashboard) -> None:
     """Stop the job (the Stop button): returns at once; the job stops in the background and the
@@ -362,7 +305,7 @@ def _say(self: Dashboard, text: str, error: bool = False) -> None:
         color = "crimson" if error else "#555"
         self.message.value = f"<span style='color:{color}'>{html.escape(text)}</span>"
 
-# %% ../nbs/13_dashboard.ipynb 16
+# %% ../nbs/13_dashboard.ipynb 11
 @patch
 def _fetch(self: Dashboard) -> None:
     "Append the job's rows not seen yet."
@@ -456,7 +399,7 @@ def _draw(self: Dashboard) -> None:
     if list(self.plots.children) != shown:
         self.plots.children = shown
 
-# %% ../nbs/13_dashboard.ipynb 18
+# %% ../nbs/13_dashboard.ipynb 13
 HEAL_TRIES = 3  # new figures per panel at most
 
 
@@ -481,7 +424,7 @@ def _heal(self: Dashboard) -> None:
         self.plots.children = [self.figures[p.name] for p in PANELS if p.name in self.figures]
         fig.close()
 
-# %% ../nbs/13_dashboard.ipynb 20
+# %% ../nbs/13_dashboard.ipynb 15
 @patch
 def _show_episode(self: Dashboard) -> None:
     "Show the run's newest episode (episode.json / episode.gif) if it is not shown yet."
@@ -529,7 +472,7 @@ def record_episode(self: Dashboard, wait: bool = False) -> Optional[threading.Th
         self._recording.join()
     return self._recording
 
-# %% ../nbs/13_dashboard.ipynb 22
+# %% ../nbs/13_dashboard.ipynb 17
 def _fmt(v, spec: str = ",.0f") -> str:
     try:
         return "–" if v is None or not math.isfinite(float(v)) else format(float(v), spec)
@@ -554,7 +497,7 @@ def _status(self: Dashboard) -> None:
     self.status.value = " · ".join(parts)
     self.criteria.value = criteria_strip(self.config.criteria, last)
 
-# %% ../nbs/13_dashboard.ipynb 24
+# %% ../nbs/13_dashboard.ipynb 19
 def criteria_strip(criteria, row: dict) -> str:
     """HTML: one chip per criterion set in `criteria`, judged on `row` (red when broken, with the
     rows broken so far)."""
@@ -571,7 +514,7 @@ def criteria_strip(criteria, row: dict) -> str:
         )
     return " &nbsp; ".join(chips)
 
-# %% ../nbs/13_dashboard.ipynb 27
+# %% ../nbs/13_dashboard.ipynb 22
 @patch
 def _poll(self: Dashboard) -> None:
     """Refresh every `refresh_s` until the job ends (then once more) or the dashboard is closed.

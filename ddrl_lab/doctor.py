@@ -12,123 +12,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-import numpy as np
 import pandas as pd
 
 from .config import Config, ConfigError, load_config
+from .criteria import CRITERIA, LAG_COLS, lag_quantile, violated
 from .metrics import LAG_BINS, finite_or_none as _num, read_metrics
 from .report import reason_kind
 
 # %% auto 0
-__all__ = ['LAG_COLS', 'CRITERIA', 'STAGES', 'LAG_TOLERANCE', 'STALE_DROP_MAX', 'THROTTLED_MAX', 'LEARNER_BOUND', 'STARVED_WAIT',
-           'CODEC_SHARE_MAX', 'KL_MAX', 'ENTROPY_COLLAPSE', 'MIN_PROGRESS', 'lag_quantile', 'row_figures', 'violated',
-           'CriteriaCheck', 'Check', 'Stage', 'Diagnosis', 'check_data', 'check_versions', 'check_communication',
-           'check_algorithm', 'diagnose', 'RunDirError', 'read_run', 'diagnose_run']
+__all__ = ['STAGES', 'LAG_TOLERANCE', 'STALE_DROP_MAX', 'THROTTLED_MAX', 'LEARNER_BOUND', 'STARVED_WAIT', 'CODEC_SHARE_MAX',
+           'KL_MAX', 'ENTROPY_COLLAPSE', 'MIN_PROGRESS', 'Check', 'Stage', 'Diagnosis', 'check_data', 'check_versions',
+           'check_communication', 'check_algorithm', 'diagnose', 'RunDirError', 'read_run', 'diagnose_run']
 
 # %% ../nbs/17_doctor.ipynb 5
-LAG_COLS = [f"lag_hist_{k}" for k in range(LAG_BINS)] + [f"lag_hist_{LAG_BINS}plus"]
-
-
-def lag_quantile(counts, q: float = 0.95) -> Optional[int]:
-    """The `q`-quantile of version lags counted in bins 0..LAG_BINS-1 and `LAG_BINS`+ (the rows'
-    `lag_hist_*`):
-    the smallest lag at or under which a share `q` of them fall; `LAG_BINS` means "that many or
-    more". None without lags."""
-    c = np.asarray(counts, float)
-    if c.sum() <= 0:
-        return None
-    return int(np.searchsorted(np.cumsum(c), q * c.sum() - 1e-9))
-
-
-def row_figures(row: dict, prev: Optional[dict] = None, num_workers: int = 1) -> dict:
-    """The figures a row is judged on: its throughput, the p95 of the version lags it counted,
-    central inference's
-    p99 latency, the learner's busy share, and, where a channel holds producers back, the share of
-    the workers'
-    time spent held back and the throttle events per minute (both over the interval since
-    `prev`)."""
-    f = dict(
-        env_steps_per_s=_num(row.get("env_steps_per_s")),
-        version_lag_p95=lag_quantile([_num(row.get(c)) or 0 for c in LAG_COLS]),
-        inference_latency_ms_p99=_num(row.get("inference_latency_p99_ms")),
-        learner_busy_fraction=_num(row.get("learner_busy_fraction")),
-    )
-    if _num(row.get("throttled_s")) is not None:
-        p = prev or {}
-        dt = max(_num(row.get("time_s")) - (_num(p.get("time_s")) or 0.0), 1e-9)
-        held = row["throttled_s"] - (_num(p.get("throttled_s")) or 0.0)
-        f["throttled_fraction"] = min(1.0, max(0.0, held / (dt * max(num_workers, 1))))
-        f["throttle_events_per_min"] = (
-            60
-            * ((_num(row.get("throttle_events")) or 0) - (_num(p.get("throttle_events")) or 0))
-            / dt
-        )
-    return f
-
-# %% ../nbs/17_doctor.ipynb 8
-# criteria.<name> -> (the row figure it bounds, "min" or "max", the stage it belongs to)
-CRITERIA = {
-    "min_env_steps_per_s": ("env_steps_per_s", "min", "communication"),
-    "max_version_lag_p95": ("version_lag_p95", "max", "versions"),
-    "max_inference_latency_ms_p99": ("inference_latency_ms_p99", "max", "communication"),
-    "max_throttled_fraction": ("throttled_fraction", "max", "communication"),
-    "min_learner_busy_fraction": ("learner_busy_fraction", "min", "communication"),
-}
-
-
-def violated(name: str, value: Optional[float], bound: float) -> bool:
-    """Whether figure `value` breaks criterion `name` with bound `bound` (a missing figure breaks
-    nothing)."""
-    if value is None:
-        return False
-    return value < bound if CRITERIA[name][1] == "min" else value > bound
-
-
-class CriteriaCheck:
-    """Judges each metrics row against the `criteria` section: adds the row's figures
-    (`version_lag_p95`, and with a
-    channel `throttled_fraction`, `throttle_events_per_min`), and for each criterion set,
-    `violations_<name>` (rows
-    that broke it so far); `criteria_violations` sums them and `criteria_failing` counts this row's
-    broken ones."""
-
-    def __init__(self, criteria, num_workers: int = 1, last_row: Optional[dict] = None):
-        self.bounds = {k: v for k, v in dataclasses.asdict(criteria).items() if v is not None}
-        # last_row: the last row written before a resume
-        self.num_workers, self.prev = num_workers, last_row
-        self.counts = {k: int((last_row or {}).get(f"violations_{k}") or 0) for k in self.bounds}
-
-    def __call__(self, row: dict) -> dict:
-        figs = row_figures(row, self.prev, self.num_workers)
-        self.prev = row
-        row.update({k: v for k, v in figs.items() if k not in row})
-        if not self.bounds:
-            return row
-        failing = [k for k, b in self.bounds.items() if violated(k, figs.get(CRITERIA[k][0]), b)]
-        for k in failing:
-            self.counts[k] += 1
-        row.update(
-            {f"violations_{k}": n for k, n in self.counts.items()},
-            criteria_violations=sum(self.counts.values()),
-            criteria_failing=len(failing),
-        )
-        return row
-
-    def status(self, row: dict) -> list[tuple]:
-        """`(name, bound, figure, broken in this row, rows broken so far)` per criterion set, for
-        the dashboard's strip."""
-        return [
-            (
-                k,
-                b,
-                row.get(CRITERIA[k][0]),
-                violated(k, _num(row.get(CRITERIA[k][0])), b),
-                int(row.get(f"violations_{k}") or 0),
-            )
-            for k, b in self.bounds.items()
-        ]
-
-# %% ../nbs/17_doctor.ipynb 13
 @dataclass
 class Check:
     """One thing the doctor looked at: what, the figures it saw, whether they are fine, and what to
@@ -215,7 +111,7 @@ class Diagnosis:
             ],
         )
 
-# %% ../nbs/17_doctor.ipynb 15
+# %% ../nbs/17_doctor.ipynb 7
 def _series(df: pd.DataFrame, key: str) -> pd.Series:
     "Column `key` as numbers without its nulls (empty when the rows do not have it)."
     return (
@@ -308,7 +204,7 @@ def check_data(df: pd.DataFrame, cfg: Config, meta: dict, rejections: list) -> S
         )
     return s
 
-# %% ../nbs/17_doctor.ipynb 17
+# %% ../nbs/17_doctor.ipynb 9
 # p95 version lag an algorithm tolerates when criteria.max_version_lag_p95 is unset
 LAG_TOLERANCE = {"ppo": 2, "impala": 4}
 # share of segments dropped as stale that wastes too much sampling
@@ -410,7 +306,7 @@ def check_versions(df: pd.DataFrame, cfg: Config, meta: dict, rejections: list) 
     s.checks += _criterion_check(df, cfg, "versions")
     return s
 
-# %% ../nbs/17_doctor.ipynb 19
+# %% ../nbs/17_doctor.ipynb 11
 # the doctor's rules of thumb
 THROTTLED_MAX, LEARNER_BOUND, STARVED_WAIT, CODEC_SHARE_MAX = 0.5, 0.8, 0.5, 0.25
 
@@ -511,7 +407,7 @@ def check_communication(df: pd.DataFrame, cfg: Config, meta: dict, rejections: l
     s.checks += _criterion_check(df, cfg, "communication")
     return s
 
-# %% ../nbs/17_doctor.ipynb 21
+# %% ../nbs/17_doctor.ipynb 13
 # median approx KL per update; entropy left of its start; return gain
 KL_MAX, ENTROPY_COLLAPSE, MIN_PROGRESS = 0.05, 0.05, 0.25
 
@@ -519,7 +415,7 @@ KL_MAX, ENTROPY_COLLAPSE, MIN_PROGRESS = 0.05, 0.05, 0.25
 def check_algorithm(df: pd.DataFrame, cfg: Config, meta: dict, rejections: list) -> Stage:
     """Stage 4: with sound data, versions and flow, does the algorithm learn (finite losses, steady
     updates, rising returns)?"""
-    s, a = Stage("algorithm", "does the algorithm learn?"), cfg.algo
+    s, algo = Stage("algorithm", "does the algorithm learn?"), cfg.algo
     # an explicit bf16 where the device emulates it
     emulated = (meta.get("numerics") or {}).get("warning")
     if emulated:
@@ -541,13 +437,13 @@ def check_algorithm(df: pd.DataFrame, cfg: Config, meta: dict, rejections: list)
                     f"{k} finite",
                     f"{k} became NaN or infinite at row {int(bad.idxmax())}",
                     False,
-                    f"the update diverged: lower algo.lr (now {a.lr:g}) and keep "
+                    f"the update diverged: lower algo.lr (now {algo.lr:g}) and keep "
                     f"algo.max_grad_norm set.",
                 )
             )
     ret = _series(df, "episode_return_mean")
     episodes, target = int(_last(df, "episodes", 0) or 0), cfg.run.target_return
-    lr_step = f"lower algo.lr (now {a.lr:g}; try {a.lr / 10:g})"
+    lr_step = f"lower algo.lr (now {algo.lr:g}; try {algo.lr / 10:g})"
     kl = _series(df, "approx_kl")
     if len(kl):
         s.checks.append(
@@ -556,7 +452,7 @@ def check_algorithm(df: pd.DataFrame, cfg: Config, meta: dict, rejections: list)
                 f"median approx KL per update {kl.median():.3g}",
                 kl.median() <= KL_MAX,
                 f"each update moves the policy too far: {lr_step}, or fewer "
-                f"algo.epochs (now {a.epochs}) / a smaller algo.clip_coef.",
+                f"algo.epochs (now {algo.epochs}) / a smaller algo.clip_coef.",
             )
         )
     ent = _series(df, "entropy")
@@ -570,7 +466,7 @@ def check_algorithm(df: pd.DataFrame, cfg: Config, meta: dict, rejections: list)
                 f"{ent.iloc[0]:.3g} it started at",
                 left >= ENTROPY_COLLAPSE or bool(reached),
                 f"the policy turned deterministic before it learned: {lr_step} or "
-                f"raise algo.ent_coef (now {a.ent_coef:g}).",
+                f"raise algo.ent_coef (now {algo.ent_coef:g}).",
             )
         )
     if len(ret) < 2 or episodes < 2 * cfg.run.return_window:
@@ -619,7 +515,7 @@ def diagnose(
         ],
     )
 
-# %% ../nbs/17_doctor.ipynb 23
+# %% ../nbs/17_doctor.ipynb 15
 class RunDirError(ValueError):
     "A path that is not a readable run directory (the CLI prints it in one paragraph, exit 2)."
 

@@ -32,7 +32,8 @@ from .pools import env_spaces
 from .learner import newest_checkpoint, resolve_device
 from .numerics import choose_numerics, compute_info
 from .loops.base import Ledger, Loop
-from .doctor import CriteriaCheck, Diagnosis, diagnose
+from .criteria import CriteriaCheck
+from .doctor import Diagnosis, diagnose
 from .episodes import record_episode
 from .metrics import MetricsLog, RowBuilder, TensorBoardLog, json_safe, read_metrics
 from .report import write_report

@@ -207,7 +207,7 @@ def optimize(self: Learner, losses: Iterable[torch.Tensor]) -> list[float]:
 
 
 @patch
-def _fit(self: Learner, x: dict, batches) -> dict:
+def _fit(self: Learner, tensors: dict, batches) -> dict:
     """`epochs` passes, one loss per index batch of `batches()` (called once a pass), through
     `optimize`; mean statistics."""
     stats = []
@@ -215,7 +215,7 @@ def _fit(self: Learner, x: dict, batches) -> dict:
     def losses():
         for _ in range(int(self.knobs["epochs"])):
             for idx in batches():
-                loss, st = self._loss(x, idx)
+                loss, st = self._loss(tensors, idx)
                 stats.append(st)
                 yield loss
 

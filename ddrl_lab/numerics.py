@@ -162,12 +162,19 @@ def choose_numerics(
 ) -> Numerics:
     """The numerics of a component on `device` running `cfg`'s model at `batch` (default: the
     training batch)."""
-    a = cfg.algo
-    batch = train_batch(a) if batch is None else batch
+    algo = cfg.algo
+    batch = train_batch(algo) if batch is None else batch
     bf16, layout = choose_variant(
-        a.bf16, a.channels_last, a.model, tuple(obs_shape), a.hidden_size, batch, backward, device
+        algo.bf16,
+        algo.channels_last,
+        algo.model,
+        tuple(obs_shape),
+        algo.hidden_size,
+        batch,
+        backward,
+        device,
     )
-    return Numerics(bf16, layout, bf16_warning(a.bf16, device))
+    return Numerics(bf16, layout, bf16_warning(algo.bf16, device))
 
 # %% ../nbs/05a_numerics.ipynb 16
 def cpu_model() -> str:

@@ -6,19 +6,14 @@
 from __future__ import annotations
 
 import dataclasses
-import os
-import tempfile
 import time
 from collections import deque
 from typing import Optional
 
-import gymnasium as gym
 import numpy as np
 import torch
-import torch.distributed as dist
-import torch.multiprocessing as mp
 
-from .config import Config, ConfigError, config_from_dict, config_to_dict, load_config
+from .config import ConfigError, load_config
 from .envs import env_seeds
 from .evaluate import column_batches, evaluate, next_values
 from .learner import knob_values, resolve_device, scheduled_lr
@@ -31,8 +26,7 @@ from .targets import vtrace_objective
 from .torch_envs import make_torch_pool
 
 # %% auto 0
-__all__ = ['BREAKOUT_OVERRIDES', 'OnDeviceLoop', 'OnDevicePPO', 'OnDeviceIMPALA', 'env_spaces_of', 'normalized',
-           'data_parallel_update', 'single_process_update']
+__all__ = ['BREAKOUT_OVERRIDES', 'OnDeviceLoop', 'OnDevicePPO', 'OnDeviceIMPALA']
 
 # %% ../nbs/09_ondevice.ipynb 5
 def _pool_tensors(pool) -> dict:
@@ -483,126 +477,6 @@ class OnDeviceIMPALA(OnDevicePPO):
         return {**stats, "lr": lr}
 
 # %% ../nbs/09_ondevice.ipynb 28
-def env_spaces_of(cfg: Config) -> tuple[gym.Space, gym.Space]:
-    "The observation and action spaces of `cfg`'s torch env."
-    pool = make_torch_pool(cfg.env.id, 1)
-    return pool.single_observation_space, pool.single_action_space
-
-
-def _train_on(cfg: Config, batch: dict, steps: int, device: torch.device, reduce=None) -> dict:
-    """`steps` full-batch PPO gradient steps on `batch` from `cfg`'s initial weights; the resulting
-    state dict."""
-    model = make_policy(cfg, *env_spaces_of(cfg), device=device, seed=cfg.run.seed)
-    flat, grad = flat_parameters(model)
-    # every process starts from rank 0's weights
-    if reduce is not None:
-        dist.broadcast(flat, 0)
-    opt = make_optimizer(flat, grad, cfg.algo)
-    knobs = {k: getattr(cfg.algo, k) for k in OnDevicePPO.KNOBS}
-    batch = {k: v.to(device) for k, v in batch.items()}
-    for _ in range(steps):
-        grad_step(
-            model,
-            opt,
-            grad,
-            batch,
-            knobs,
-            normalize_advantages=False,
-            vf_clip=cfg.algo.vf_clip,
-            reduce=reduce,
-        )
-    return {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
-
-
-def _dp_worker(
-    rank: int,
-    world_size: int,
-    init_file: str,
-    cfg_dict: dict,
-    batch: dict,
-    steps: int,
-    out_dir: str,
-):
-    "One data-parallel process: join the group, train on share `rank` of `batch`, save the weights."
-    cfg = config_from_dict(cfg_dict)
-    torch.set_num_threads(1)
-    device = resolve_device(cfg.topology.device)
-    if device.type == "cuda":
-        device = torch.device("cuda", rank % torch.cuda.device_count())
-        torch.cuda.set_device(device)
-    dist.init_process_group(
-        "nccl" if device.type == "cuda" else "gloo",
-        init_method=f"file://{init_file}",
-        rank=rank,
-        world_size=world_size,
-    )
-    try:
-
-        def average(grad):
-            dist.all_reduce(grad)
-            grad.div_(world_size)
-
-        T, M = batch["adv"].shape
-        # env columns, an equal share each
-        idx = column_batches(torch.arange(M), T, M, T, T * M // world_size)[rank]
-        share = {k: v.flatten(0, 1)[idx] for k, v in batch.items()}
-        torch.save(
-            _train_on(cfg, share, steps, device, reduce=average),
-            os.path.join(out_dir, f"rank{rank}.pt"),
-        )
-    finally:
-        dist.destroy_process_group()
-
-
-def normalized(batch: dict) -> dict:
-    "`batch` with its advantages normalised over the whole batch."
-    adv = batch["adv"]
-    return {**batch, "adv": (adv - adv.mean()) / (adv.std() + 1e-8)}
-
-
-def data_parallel_update(
-    cfg: Config, batch: dict, world_size: int = 2, steps: int = 1
-) -> list[dict]:
-    """Take `steps` PPO gradient steps on `batch` with `world_size` spawned processes, each on an
-    equal share,
-    gradients averaged by all-reduce (gloo on CPU, NCCL on CUDA). Returns every process's final
-    state dict."""
-    M = batch["adv"].shape[1]
-    if M % world_size:
-        raise ValueError(
-            f"a batch of {M} env columns does not split into {world_size} equal shares"
-        )
-    if (
-        resolve_device(cfg.topology.device).type == "cuda"
-        and world_size > torch.cuda.device_count()
-    ):
-        raise ValueError(
-            f"{world_size} NCCL processes need {world_size} GPUs, torch sees "
-            f"{torch.cuda.device_count()}: "
-            "set topology.device=cpu for gloo processes on the CPU"
-        )
-    # the exported function: spawned processes import it by name
-    from ddrl_lab.ondevice import _dp_worker as worker
-
-    batch = {k: v.detach().cpu() for k, v in normalized(batch).items()}
-    with tempfile.TemporaryDirectory() as d:
-        mp.spawn(
-            worker,
-            args=(world_size, os.path.join(d, "rendezvous"), config_to_dict(cfg), batch, steps, d),
-            nprocs=world_size,
-            join=True,
-        )
-        return [
-            torch.load(os.path.join(d, f"rank{r}.pt"), weights_only=True) for r in range(world_size)
-        ]
-
-
-def single_process_update(cfg: Config, batch: dict, steps: int = 1) -> dict:
-    """The same steps in this process, on the whole batch: what `data_parallel_update` must
-    reproduce."""
-    return _train_on(cfg, normalized(batch), steps, resolve_device(cfg.topology.device))
-
-# %% ../nbs/09_ondevice.ipynb 32
 BREAKOUT_OVERRIDES = {
     "env.id": "Breakout-MinAtar-v0",
     "env.num_envs": 128,

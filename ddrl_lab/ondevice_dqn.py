@@ -15,7 +15,7 @@ from .evaluate import next_step
 from .models import make_policy
 from .ondevice import OnDeviceLoop
 from .optim import flat_parameters, flat_step, make_optimizer
-from .replay_shard import nstep_items
+from .nstep import nstep_items
 from .targets import double_q_values, dqn_loss
 
 # %% auto 0
@@ -41,14 +41,14 @@ class OnDeviceDQN(OnDeviceLoop):
     def __init__(self, cfg=None, overrides=None, num_threads: Optional[int] = 1, rank: int = 0):
         super().__init__(cfg, overrides, num_threads, rank)
         cfg, dev = self.cfg, self.device
-        a, M, T = cfg.algo, cfg.env.num_envs, cfg.algo.segment_length
+        algo, M, T = cfg.algo, cfg.env.num_envs, cfg.algo.segment_length
         obs_space, act_space = self.pool.single_observation_space, self.pool.single_action_space
         self.net = make_policy(
             cfg, obs_space, act_space, self.numerics.channels_last, dev, cfg.run.seed
         )
         self.target_net = copy.deepcopy(self.net).requires_grad_(False)
         self.flat, self.grad = flat_parameters(self.net)
-        self.opt = make_optimizer(self.flat, self.grad, a)
+        self.opt = make_optimizer(self.flat, self.grad, algo)
         self.num_actions = int(act_space.n)
         z = lambda dtype=torch.float32, shape=(), n=(T, M): torch.zeros(
             (*n, *shape), dtype=dtype, device=dev
@@ -77,9 +77,9 @@ class OnDeviceDQN(OnDeviceLoop):
 
     def epsilon(self) -> float:
         "Linear decay from `eps_start` to `eps_end` over `eps_decay_steps` env steps."
-        a = self.cfg.algo
-        return a.eps_end + (a.eps_start - a.eps_end) * max(
-            0.0, 1 - self.env_steps / a.eps_decay_steps
+        algo = self.cfg.algo
+        return algo.eps_end + (algo.eps_start - algo.eps_end) * max(
+            0.0, 1 - self.env_steps / algo.eps_decay_steps
         )
 
     @torch.no_grad()
@@ -151,21 +151,21 @@ class OnDeviceDQN(OnDeviceLoop):
     def update(self) -> dict:
         """`updates_per_segment` double-Q steps on uniform batches from replay (none before
         `learning_starts` items); bumps the version."""
-        t0, k, a = time.perf_counter(), self.knobs, self.cfg.algo
+        t0, knobs, algo = time.perf_counter(), self.knobs, self.cfg.algo
         stats = {}
-        if self.r_size < a.learning_starts:
+        if self.r_size < algo.learning_starts:
             return stats
         self.opt.lr = self.lr_now()
-        for _ in range(int(k["updates_per_segment"])):
+        for _ in range(int(knobs["updates_per_segment"])):
             i = torch.randint(
-                self.r_size, (int(k["batch_size"]),), generator=self.gen, device=self.device
+                self.r_size, (int(knobs["batch_size"]),), generator=self.gen, device=self.device
             )
             obs, boot = self.r_obs[i], self.r_boot[i]
             with torch.no_grad():
                 q_next = self.target_net.q(boot)
                 q_next = (
                     double_q_values(self.net.q(boot), q_next)
-                    if a.double_q
+                    if algo.double_q
                     else q_next.max(-1).values
                 )
                 y = self.r_returns[i] + self.r_discounts[i] * q_next
@@ -173,9 +173,9 @@ class OnDeviceDQN(OnDeviceLoop):
             loss, stats = dqn_loss(q_taken, y)
             self.grad.zero_()
             loss.backward()
-            flat_step(self.opt, self.grad, k["max_grad_norm"], self.reduce)
+            flat_step(self.opt, self.grad, knobs["max_grad_norm"], self.reduce)
             self.opt_steps += 1
-            if self.opt_steps - self.synced_at >= int(k["target_update_every"]):
+            if self.opt_steps - self.synced_at >= int(knobs["target_update_every"]):
                 self.target_net.load_state_dict(self.net.state_dict())
                 self.synced_at = self.opt_steps
         stats.pop("td_abs", None)

@@ -117,11 +117,15 @@ class FlatRMSprop:
         self.t, self.lr = sd["t"], sd["lr"]
 
 
-def make_optimizer(param: torch.Tensor, grad: torch.Tensor, a) -> FlatAdam | FlatRMSprop:
-    """The optimizer of `algo` settings `a` on the flat `param` (gradient `grad`): Adam, or RMSprop
+def make_optimizer(param: torch.Tensor, grad: torch.Tensor, algo) -> FlatAdam | FlatRMSprop:
+    """The optimizer of `algo` settings on the flat `param` (gradient `grad`): Adam, or RMSprop
     for `optimizer: rmsprop`."""
-    if a.optimizer == "rmsprop":
+    if algo.optimizer == "rmsprop":
         return FlatRMSprop(
-            param, grad, a.lr, alpha=a.rmsprop_alpha, eps=0.01 if a.opt_eps is None else a.opt_eps
+            param,
+            grad,
+            algo.lr,
+            alpha=algo.rmsprop_alpha,
+            eps=0.01 if algo.opt_eps is None else algo.opt_eps,
         )
-    return FlatAdam(param, grad, a.lr, eps=1e-5 if a.opt_eps is None else a.opt_eps)
+    return FlatAdam(param, grad, algo.lr, eps=1e-5 if algo.opt_eps is None else algo.opt_eps)

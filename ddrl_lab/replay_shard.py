@@ -5,59 +5,34 @@
 # %% ../nbs/04a_replay_shard.ipynb 2
 from __future__ import annotations
 
-import dataclasses
 import json
 import numbers
 import os
-import sys
 import uuid
 import zipfile
 from pathlib import Path
-from typing import Mapping, Optional, Sequence
+from typing import Mapping, Optional
 
 import numpy as np
 from fastcore.basics import patch
 
 from .codecs import Encoded, get_codec
-from .replay import PrioritizedSampler, RingStorage, UniformSampler, _moved, replay_age_mean
+from .nstep import nstep_items
+from ddrl_lab.replay import (
+    FrameRing,
+    PrioritizedSampler,
+    RingStorage,
+    UniformSampler,
+    most_frames,
+    number_frames,
+    replay_age_mean,
+)
 from .segments import Segment
 
 # %% auto 0
-__all__ = ['nstep_items', 'transitions', 'FrameRing', 'number_frames', 'most_frames', 'route', 'ReplayShard', 'allocate',
-           'ShardBalancer', 'merge_samples', 'sampling_tv_distance', 'stale_mass_experiment']
+__all__ = ['transitions', 'ReplayShard']
 
-# %% ../nbs/04a_replay_shard.ipynb 6
-def nstep_items(rewards, terminated, truncated, gamma: float, n: int):
-    """The n-step items of a `(T, M)` stretch of steps, numpy arrays or torch tensors (on any
-    device) alike: for the step
-    at `t`, the discounted reward sum over its `m_t` steps (`m_t` = n, or fewer where its episode or
-    the stretch ends,
-    the ending step counted), the discount of its bootstrap value (`gamma ** m_t`, 0 after a
-    termination), and
-    `m_t` (in the rewards' dtype): item `t` bootstraps after step `t + m_t - 1`."""
-    if not (isinstance(n, numbers.Integral) and n >= 1):
-        raise ValueError(f"n_step must be an int >= 1, got {n!r}")
-    # torch only where its tensors come in
-    xp = np if isinstance(rewards, np.ndarray) else sys.modules["torch"]
-    T = rewards.shape[0]
-    returns, discounts, steps = (
-        xp.zeros_like(rewards),
-        xp.ones_like(rewards),
-        xp.zeros_like(rewards),
-    )
-    alive = xp.ones_like(terminated)  # items whose steps go on
-    # item t takes step t + j, which exists for t < T - j
-    for j in range(min(n, T)):
-        L, live = T - j, alive[: T - j]
-        returns[:L] += xp.where(live, discounts[:L] * rewards[j:], 0.0)
-        discounts[:L] = xp.where(
-            live & terminated[j:], 0.0, xp.where(live, discounts[:L] * gamma, discounts[:L])
-        )
-        steps[:L] += live
-        alive[:L] = live & ~(terminated[j:] | truncated[j:])
-    return returns, discounts, steps
-
-# %% ../nbs/04a_replay_shard.ipynb 7
+# %% ../nbs/04a_replay_shard.ipynb 5
 def transitions(seg: Segment, n_step: int = 1, gamma: float = 0.99) -> dict[str, np.ndarray]:
     """The `n_step` transitions of `seg`, item `t * M + m` starting at step `t` of env `m`: obs,
     action, ret, boot_obs, discount, policy_version."""
@@ -90,135 +65,7 @@ def transitions(seg: Segment, n_step: int = 1, gamma: float = 0.99) -> dict[str,
         policy_version=np.full(T * M, seg.policy_version, np.int64),
     )
 
-# %% ../nbs/04a_replay_shard.ipynb 15
-class FrameRing:
-    """Frames stored once each, addressed by a number that only grows; the newest `slots` numbers
-    stay readable."""
-
-    def __init__(self, slots: int):
-        if slots < 1:
-            raise ValueError(f"a frame ring needs at least one slot, got {slots}")
-        self.slots, self.added = int(slots), 0
-        # (slots, *frame_shape): frame number c sits at c % slots
-        self.data: Optional[np.ndarray] = None
-
-    @property
-    def oldest(self) -> int:
-        "The oldest frame number still readable."
-        return max(0, self.added - self.slots)
-
-    def readable(self, numbers) -> bool:
-        n = np.asarray(numbers)
-        return bool(n.size == 0 or (n.min() >= self.oldest and n.max() < self.added))
-
-    def put(self, frames) -> np.ndarray:
-        "Store `frames` (k, *frame_shape); returns their numbers."
-        frames = np.asarray(frames)
-        if self.data is None:
-            self.data = np.empty((self.slots, *frames.shape[1:]), frames.dtype)
-        elif frames.shape[1:] != self.data.shape[1:]:
-            raise ValueError(f"frame shape {frames.shape[1:]}, stored {self.data.shape[1:]}")
-        if len(frames) > self.slots:
-            raise ValueError(f"{len(frames)} frames do not fit in {self.slots} slots")
-        numbers = self.added + np.arange(len(frames))
-        self.data[numbers % self.slots] = frames
-        self.added += len(frames)
-        return numbers
-
-    def get(self, numbers) -> np.ndarray:
-        "The frames numbered `numbers` (any shape), stacked on the last axes."
-        n = np.asarray(numbers, np.int64)
-        if not self.readable(n):
-            raise IndexError(
-                f"frame numbers outside the readable range [{self.oldest}, {self.added})"
-            )
-        return self.data[n % self.slots]
-
-    def reslot(self, slots: int, keep_from: int) -> None:
-        "A ring of `slots` slots that keeps the frames numbered `keep_from` and up (they must fit)."
-        keep = np.arange(max(keep_from, self.oldest), self.added)
-        if len(keep) > slots:
-            raise ValueError(f"{len(keep)} frames to keep do not fit in {slots} slots")
-        if self.data is not None:
-            self.data = _moved(self.data, slots, keep % self.slots, keep % slots)
-        self.slots = int(slots)
-
-    @property
-    def nbytes(self) -> int:
-        return 0 if self.data is None else self.data.nbytes
-
-
-def _follow(
-    stacks: np.ndarray, before: np.ndarray, before_numbers: np.ndarray, ring: FrameRing
-) -> np.ndarray:
-    """Frame numbers of `stacks` (k, S, H, W), each the stack after `before` (numbered
-    `before_numbers`): a stack that is `before` moved on by one frame costs that frame, any other
-    all of its frames."""
-    k, S = stacks.shape[:2]
-    moved_on = (stacks[:, :-1] == before[:, 1:]).reshape(k, -1).all(1)
-    out = np.empty((k, S), np.int64)
-    out[moved_on, :-1] = before_numbers[moved_on, 1:]
-    out[moved_on, -1] = ring.put(stacks[moved_on, -1])
-    out[~moved_on] = ring.put(stacks[~moved_on].reshape(-1, *stacks.shape[2:])).reshape(-1, S)
-    return out
-
-
-def number_frames(seg: Segment, ring: FrameRing, tails: dict) -> Segment:
-    """`seg` with each frame stack (obs, next_obs, final_obs) replaced by the numbers of its frames
-    in `ring`;
-    each frame not already there is put once. `tails` maps an env id to the numbers of the stack
-    after its last
-    segment: a segment that goes on from there stores no new frame for its first stack."""
-    T, M = seg.shape
-    if seg.obs.ndim != 5:
-        raise ValueError(
-            f"frame stacks must have shape (T, M, stack, H, W), got obs {seg.obs.shape}"
-        )
-    S = seg.obs.shape[2]
-    ids = seg.env_ids if len(seg.env_ids) == M else (None,) * M
-    obs = np.empty((T, M, S), np.int64)
-    hit = np.zeros(M, bool)
-    for m, e in enumerate(ids):
-        tail = tails.get(e) if e is not None else None
-        if (
-            tail is not None
-            and ring.readable(tail)
-            and np.array_equal(ring.get(tail), seg.obs[0, m])
-        ):
-            obs[0, m], hit[m] = tail, True
-    obs[0, ~hit] = ring.put(seg.obs[0, ~hit].reshape(-1, *seg.obs.shape[3:])).reshape(-1, S)
-    for t in range(1, T):
-        obs[t] = _follow(seg.obs[t], seg.obs[t - 1], obs[t - 1], ring)
-    next_obs = _follow(seg.next_obs, seg.obs[T - 1], obs[T - 1], ring)
-    flat, flat_n = seg.obs.reshape(T * M, *seg.obs.shape[2:]), obs.reshape(T * M, S)
-    final = (
-        _follow(seg.final_obs, flat[seg.final_index], flat_n[seg.final_index], ring)
-        if len(seg.final_index)
-        else np.zeros((0, S), np.int64)
-    )
-    for m, e in enumerate(ids):
-        if e is not None:
-            tails[e] = next_obs[m].copy()
-    return dataclasses.replace(seg, obs=obs, next_obs=next_obs, final_obs=final)
-
-
-def most_frames(seg: Segment) -> int:
-    "The most frames `number_frames` can put for `seg`: every stack stored whole."
-    T, M = seg.shape
-    return seg.obs.shape[2] * (T * M + M + len(seg.final_index))
-
-
-def route(worker: int, seq: int, num_workers: int, num_shards: int) -> int:
-    """The shard for segment `seq` of `worker`. With at least as many workers as shards a worker
-    always writes to
-    shard `worker % num_shards`, so a shard sees each env's frames in order; with fewer, each worker
-    cycles
-    through its own shards."""
-    if num_workers >= num_shards:
-        return worker % num_shards
-    return (worker + num_workers * seq) % num_shards
-
-# %% ../nbs/04a_replay_shard.ipynb 19
+# %% ../nbs/04a_replay_shard.ipynb 13
 def _check_capacity(capacity) -> int:
     if (
         isinstance(capacity, bool)
@@ -240,7 +87,7 @@ def _item(x):
     "A plain Python value from a value of a `state_dict` (0-d arrays after `np.load`)."
     return np.asarray(x).item()
 
-# %% ../nbs/04a_replay_shard.ipynb 20
+# %% ../nbs/04a_replay_shard.ipynb 14
 class ReplayShard:
     """One replay shard: segments in as n-step transitions, batches out with slots and tags,
     priorities back, snapshots to disk."""
@@ -376,7 +223,7 @@ class ReplayShard:
             return self.sampler.tree.total
         return float(len(self))
 
-# %% ../nbs/04a_replay_shard.ipynb 22
+# %% ../nbs/04a_replay_shard.ipynb 16
 @patch
 def update_priorities(self: ReplayShard, index, insert_index, td_abs) -> int:
     """New priorities from TD errors; items no longer at their sampled slot are skipped and counted.
@@ -400,7 +247,7 @@ def update_priorities(self: ReplayShard, index, insert_index, td_abs) -> int:
         self.sampler.update_priorities(index[held], td[held])
     return int(held.sum())
 
-# %% ../nbs/04a_replay_shard.ipynb 24
+# %% ../nbs/04a_replay_shard.ipynb 18
 @patch
 def _frame_floor(self: ReplayShard) -> int:
     "The oldest frame number a held item uses (the ring's next number when no item is held)."
@@ -449,7 +296,7 @@ def _numbered(self: ReplayShard, seg: Segment) -> Segment:
             self.frame_ring_grows += 1
     return number_frames(seg, self.ring, self.tails)
 
-# %% ../nbs/04a_replay_shard.ipynb 26
+# %% ../nbs/04a_replay_shard.ipynb 20
 @patch
 def set_knobs(self: ReplayShard, **knobs) -> dict:
     """Change `capacity` (shrinking evicts the oldest items) and `beta`; all are checked before any
@@ -507,7 +354,7 @@ def metrics(self: ReplayShard, current_version: Optional[int] = None) -> dict:
         m["replay_age_mean"] = replay_age_mean(current_version, self.last_versions)
     return m
 
-# %% ../nbs/04a_replay_shard.ipynb 28
+# %% ../nbs/04a_replay_shard.ipynb 22
 @patch
 def state_dict(self: ReplayShard) -> dict:
     "Everything needed to continue, as NumPy arrays, numbers and strings only (filled slots only)."
@@ -618,7 +465,7 @@ def load_state_dict(self: ReplayShard, sd: Mapping) -> None:
         int(_item(sd[k])) for k in ("sampled", "stale_priority_updates", "snapshots")
     )
 
-# %% ../nbs/04a_replay_shard.ipynb 30
+# %% ../nbs/04a_replay_shard.ipynb 24
 @patch
 def _snapshot_files(self: ReplayShard) -> list[Path]:
     "This shard's snapshot files, oldest first."
@@ -672,161 +519,3 @@ def _restore_newest(self: ReplayShard) -> None:
             self.storage.added,
         )
         return
-
-# %% ../nbs/04a_replay_shard.ipynb 50
-def allocate(masses, n: int, rng: np.random.Generator) -> np.ndarray:
-    """Per-shard counts summing to `n`, drawn multinomially in proportion to `masses` (a shard of
-    mass 0 gets none)."""
-    m = np.asarray(masses, np.float64).reshape(-1)
-    if not (np.isfinite(m).all() and (m >= 0).all()):
-        raise ValueError(f"shard masses must be finite and >= 0, got {m.tolist()}")
-    if n < 0:
-        raise ValueError(f"cannot draw a negative number of items: {n}")
-    if n == 0:
-        return np.zeros(len(m), np.int64)
-    if not m.sum() > 0:
-        raise ValueError("nothing to sample: every shard's mass is 0")
-    return rng.multinomial(n, m / m.sum()).astype(np.int64)
-
-# %% ../nbs/04a_replay_shard.ipynb 53
-class ShardBalancer:
-    """Per-shard counts for each batch, from shard masses refreshed every `rebalance_every` learner
-    updates."""
-
-    KNOBS = ("rebalance_every",)
-
-    def __init__(self, num_shards: int, rebalance_every: int = 1000, seed: Optional[int] = None):
-        if num_shards < 1:
-            raise ValueError(f"num_shards must be >= 1, got {num_shards}")
-        self.num_shards, self.rng = int(num_shards), np.random.default_rng(seed)
-        self.set_knobs(rebalance_every=rebalance_every)
-        self.masses = np.zeros(self.num_shards)
-        self.refreshed_at: Optional[int] = None  # learner update of the last refresh
-        self.refreshes = 0
-
-    def due(self, update: int) -> bool:
-        """True if the masses were never fetched, or `rebalance_every` updates have passed since (or
-        the count went back)."""
-        return (
-            self.refreshed_at is None or not 0 <= update - self.refreshed_at < self.rebalance_every
-        )
-
-    def refresh(self, masses, update: int) -> None:
-        "Take the shards' current masses, fetched at learner update `update`."
-        m = np.asarray(masses, np.float64).reshape(-1)
-        if len(m) != self.num_shards:
-            raise ValueError(f"expected {self.num_shards} shard masses, got {len(m)}")
-        if not (np.isfinite(m).all() and (m >= 0).all()):
-            raise ValueError(f"shard masses must be finite and >= 0, got {m.tolist()}")
-        self.masses, self.refreshed_at, self.refreshes = m, int(update), self.refreshes + 1
-
-    @property
-    def shares(self) -> np.ndarray:
-        "Each shard's expected fraction of a batch under the masses held."
-        total = self.masses.sum()
-        return self.masses / total if total > 0 else np.zeros(self.num_shards)
-
-    def counts(self, n: int) -> np.ndarray:
-        return allocate(self.masses, n, self.rng)
-
-    def set_knobs(self, **knobs) -> dict:
-        unknown = set(knobs) - set(self.KNOBS)
-        if unknown:
-            raise ValueError(
-                f"unknown balancer knob(s) {sorted(unknown)}: expected {', '.join(self.KNOBS)}"
-            )
-        if "rebalance_every" in knobs:
-            r = knobs["rebalance_every"]
-            if isinstance(r, bool) or not isinstance(r, numbers.Integral) or r < 1:
-                raise ValueError(f"replay knob rebalance_every must be an int >= 1, got {r!r}")
-            self.rebalance_every = int(r)
-        return dict(rebalance_every=self.rebalance_every)
-
-    def metrics(self) -> dict:
-        return dict(rebalances=self.refreshes, knob_rebalance_every=self.rebalance_every)
-
-    def state_dict(self) -> dict:
-        return dict(
-            masses=self.masses.copy(),
-            refreshed_at=-1 if self.refreshed_at is None else self.refreshed_at,
-            refreshes=self.refreshes,
-            rebalance_every=self.rebalance_every,
-            rng=json.dumps(self.rng.bit_generator.state),
-        )
-
-    def load_state_dict(self, sd: Mapping) -> None:
-        self.masses, self.refreshes = (
-            np.asarray(sd["masses"], np.float64).copy(),
-            int(_item(sd["refreshes"])),
-        )
-        at = int(_item(sd["refreshed_at"]))
-        self.refreshed_at = None if at < 0 else at
-        self.set_knobs(rebalance_every=int(_item(sd["rebalance_every"])))
-        self.rng.bit_generator.state = json.loads(_item(sd["rng"]))
-
-# %% ../nbs/04a_replay_shard.ipynb 56
-def merge_samples(batches: Sequence[Mapping], shares, beta: float) -> dict:
-    """Shard batches as one batch, `weights` recomputed for the sharded draw: `(share_s · p_alpha /
-    mass_s) ** -beta`, over the batch's largest."""
-    if not batches:
-        raise ValueError("no shard batches to merge")
-    shares = np.asarray(shares, np.float64)
-    out = {k: np.concatenate([b[k] for b in batches]) for k in batches[0] if np.ndim(batches[0][k])}
-    prob = np.concatenate([shares[b["shard_id"]] * b["p_alpha"] / b["mass"] for b in batches])
-    w = prob ** -_check_beta(beta)
-    out["weights"] = (w / w.max() if len(w) else w).astype(np.float32)
-    return out
-
-# %% ../nbs/04a_replay_shard.ipynb 58
-def sampling_tv_distance(masses: Sequence[np.ndarray], stale_masses) -> float:
-    """TV distance between sharded sampling with `stale_masses` (one per shard) and global sampling
-    over the items' current `masses` (one array per shard)."""
-    now = np.array([np.sum(p) for p in masses], np.float64)
-    stale = np.asarray(stale_masses, np.float64)
-    if len(stale) != len(now):
-        raise ValueError(f"{len(now)} shards but {len(stale)} stale masses")
-    if not (stale.sum() > 0 and now.sum() > 0):
-        raise ValueError("the stale and the current masses must both be positive in total")
-    if ((stale > 0) & (now == 0)).any():
-        raise ValueError("a shard with stale mass has none now: its draws have nowhere to go")
-    share = stale / stale.sum()
-    sharded = np.concatenate(
-        [share[s] * p / now[s] if now[s] > 0 else np.zeros(len(p)) for s, p in enumerate(masses)]
-    )
-    return float(0.5 * np.abs(sharded - np.concatenate(masses) / now.sum()).sum())
-
-# %% ../nbs/04a_replay_shard.ipynb 61
-def stale_mass_experiment(
-    periods=(1, 10, 100, 1000),
-    num_shards: int = 4,
-    items: int = 1024,
-    batch: int = 256,
-    inserts: int = 16,
-    updates: int = 2000,
-    warmup: int = 0,
-    alpha: float = 0.6,
-    seed: int = 0,
-) -> dict[int, float]:
-    """Mean TV distance between sharded and global prioritized sampling, masses refreshed every
-    `period` updates (after `warmup` updates with fresh ones)."""
-    out = {}
-    for period in periods:
-        rng = np.random.default_rng(seed)
-        shards = [PrioritizedSampler(items, alpha=alpha, seed=seed + s) for s in range(num_shards)]
-        for sh in shards:
-            sh.add(np.arange(items))
-        scale, cursor = 2.0 ** np.arange(num_shards) / 4, 0
-        stale, tv = None, []
-        for u in range(-warmup, updates):
-            if u < 0 or u % period == 0:
-                stale = [sh.tree.total for sh in shards]
-            if u >= 0:
-                tv.append(sampling_tv_distance([sh.tree.priorities for sh in shards], stale))
-            for s, (sh, c) in enumerate(zip(shards, allocate(stale, batch, rng))):
-                if c:
-                    sh.update_priorities(sh.sample(int(c))[0], rng.exponential(scale[s], c))
-            for sh in shards:
-                sh.add((cursor + np.arange(inserts)) % items)
-            cursor = (cursor + inserts) % items
-        out[period] = float(np.mean(tv))
-    return out

@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 
 from .losses import logp_entropy
-from .replay_shard import nstep_items
+from .nstep import nstep_items
 
 # %% auto 0
 __all__ = ['vtrace', 'vtrace_loss', 'vtrace_objective', 'nstep_targets', 'dqn_loss', 'double_q_values']

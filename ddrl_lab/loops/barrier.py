@@ -124,7 +124,7 @@ class BarrierLoop(Loop):
             got += [waiting[ref] for ref in rt.ready(list(waiting), timeout=0)]
             self.stats.setdefault("barrier", []).append(time.monotonic() - t0)
             if len(got) < n:
-                led.books["preempted_rounds"] += 1
+                led.preempted_rounds(1)
             segments = []
             # a dead worker's segments are lost; the round goes on without it
             for i in sorted(got):
@@ -147,14 +147,14 @@ class BarrierLoop(Loop):
                 )
             # the learner died: this round's segments are lost, counted
             except ActorDied:
-                led.books["lost_with_learner"] += len(segments)
+                led.lost_with_learner(len(segments))
                 time.sleep(0.2)
                 continue
             if job.trained(info):
                 break
         pending = {meta: (i, seg) for i, calls in inflight.items() for meta, seg in calls}
         # stragglers' segments at the stop: produced, not trained
-        led.books["dropped_stop"] += len(self.wind_down(pending))
+        led.dropped_at_stop(len(self.wind_down(pending)))
         # (and any that did not come back in time)
         for i, _ in pending.values():
             led.lost(i)

@@ -100,6 +100,55 @@ class Ledger:
         lost."""
         self.books["lost_in_flight"] += 1
 
+    def count(self, name: str, n: int = 1) -> None:
+        "Add `n` to the book `name`: the one way a loop writes the books."
+        self.books[name] += n
+
+    def lost_with_learner(self, n: int) -> None:
+        "Segments a learner took with it when it failed mid-update."
+        self.count("lost_with_learner", n)
+
+    def dropped_at_stop(self, n: int) -> None:
+        "Segments produced but never trained because the run stopped."
+        self.count("dropped_stop", n)
+
+    def dropped_stale(self, n: int) -> None:
+        "Segments dropped for their policy lag outside a learner (a parameter plane's round)."
+        self.count("dropped_stale", n)
+
+    def rejected_segments(self, n: int) -> None:
+        "Segments a learner rejected, counted by the loop that called it."
+        self.count("rejected", n)
+
+    def preempted_rounds(self, n: int = 1) -> None:
+        "Sync rounds that went on without their stragglers (`preempt_fraction`)."
+        self.count("preempted_rounds", n)
+
+    def lost_transitions(self, n: int) -> None:
+        "Env steps the central learner could not assemble into a segment (a worker restarted)."
+        self.count("lost_transitions", n)
+
+    def group_rebuilds(self, n: int = 1) -> None:
+        "All-reduce groups formed again after a learner was lost."
+        self.count("learner_group_rebuilds", n)
+
+    def gradient_pushed(self, decision: str) -> None:
+        "A gradient pushed to the parameter server, and what it decided (applied, down-weighted...)."
+        self.count("gradients_pushed")
+        self.count(f"gradients_{decision}")
+
+    def downweighted_stale(self, n: int = 1) -> None:
+        "Stale gradients applied with a smaller weight."
+        self.count("downweighted_stale", n)
+
+    def late_pushes(self, n: int) -> None:
+        "Pushes that arrived after their round closed."
+        self.count("late_pushes", n)
+
+    def in_replay(self, n: int = 1) -> None:
+        "Segments handed to a replay shard."
+        self.count("in_replay", n)
+
     def figures(self, write_failures: int) -> dict:
         """The books as a metrics row reports them (with the metrics log's `write_failures` among
         them), then each worker's env steps."""

@@ -134,7 +134,7 @@ class CentralLoop(Loop):
                 # the learner is restarting: collect next time
                 except ActorDied:
                     continue
-                led.books["lost_transitions"] += got["lost_steps"]
+                led.lost_transitions(got["lost_steps"])
                 for info in got["infos"]:
                     for meta in info.pop("produced"):
                         led.produced(

@@ -124,7 +124,7 @@ class ChannelLoop(Loop):
                     info = rt.get(update)
                 except ActorDied:
                     info = None
-                    led.books["lost_with_learner"] += n_batch
+                    led.lost_with_learner(n_batch)
                 update = None
                 if info is not None and job.trained(info):
                     break
@@ -152,10 +152,10 @@ class ChannelLoop(Loop):
             try:
                 job.trained(rt.get(update), final=True)
             except ActorDied:
-                led.books["lost_with_learner"] += n_batch
+                led.lost_with_learner(n_batch)
         in_flight = len(pending)
         dropped = [seg for _, seg in self.wind_down(pending)] + ch.drain("stop")
-        led.books["dropped_stop"] += len(dropped)
+        led.dropped_at_stop(len(dropped))
         ch.release(in_flight)  # their reserved places
         if self.config.channel.codec == "shm":  # shared-memory blocks nobody will decode
             for enc in dropped:

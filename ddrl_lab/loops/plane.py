@@ -200,7 +200,7 @@ class PlaneLoop(Loop):
         self.apply(dict(self.knobs), self.job.learner_cls.KNOBS)
         if self.config.sync.aggregation == "hybrid":
             self.publish()
-        led.books["learner_group_rebuilds"] += 1
+        led.group_rebuilds(1)
         ckpt = newest_checkpoint(self.spawned[1])
         self.job.meta.setdefault("learner_group_rebuilds", []).append(
             dict(
@@ -349,7 +349,7 @@ class PlaneSyncLoop(PlaneLoop):
                     # a member of the group died: the rest wait for it
                     died = died or (allreduce and self.failed(r))
             if died:
-                led.books["lost_with_learner"] += len(segments)
+                led.lost_with_learner(len(segments))
                 self.heal()
                 continue
             try:
@@ -362,7 +362,7 @@ class PlaneSyncLoop(PlaneLoop):
                     else rt.get(rt.call(self.learner, "apply_round", *refs))
                 )
             except ActorDied:
-                led.books["lost_with_learner"] += len(segments)
+                led.lost_with_learner(len(segments))
                 time.sleep(0.2)
                 continue
             if hybrid:
@@ -421,7 +421,7 @@ class PipelinedLoop(PlaneLoop):
                 try:
                     info = rt.get(ref)
                 except ActorDied:
-                    led.books["lost_with_learner"] += n
+                    led.lost_with_learner(n)
                     continue
                 self.note(rtt_s=[time.monotonic() - t0])
                 if soft:
@@ -430,18 +430,17 @@ class PipelinedLoop(PlaneLoop):
                 try:
                     push = rt.get(rt.call(self.learner, "push", ref))
                 except ActorDied:
-                    led.books["lost_with_learner"] += info["trained"]
+                    led.lost_with_learner(info["trained"])
                     continue
                 # every gradient pushed: applied, down-weighted or dropped
                 if push["decision"] != "empty":
-                    led.books["gradients_pushed"] += 1
-                    led.books[f"gradients_{push['decision']}"] += 1
+                    led.gradient_pushed(push["decision"])
                     self.grad_lags[push["decision"]][push["lag"]] += 1
                 if push["decision"] == "dropped":
                     info["dropped_stale"] += info["trained"]
                     info["trained"] = 0
                 if push["decision"] == "downweighted":
-                    led.books["downweighted_stale"] += 1
+                    led.downweighted_stale(1)
                 self.note(grad_lags=[push["lag"]])
                 weights = rt.call(self.learner, "get_weights")
                 if job.trained(self.merge([info], push)):
@@ -458,9 +457,9 @@ class PipelinedLoop(PlaneLoop):
                             rt.call(self.learner, "apply_deltas", *[r for r, _ in items])
                         )
                     except ActorDied:
-                        led.books["lost_with_learner"] += sum(i["trained"] for _, i in items)
+                        led.lost_with_learner(sum(i["trained"] for _, i in items))
                         continue
-                    led.books["late_pushes"] += server["late"]
+                    led.late_pushes(server["late"])
                     self.note(
                         grad_lags=[
                             server["policy_version"] - 1 - i["base_version"] for _, i in items
@@ -477,11 +476,11 @@ class PipelinedLoop(PlaneLoop):
             try:
                 info = rt.get(ref)
                 unapplied += info["trained"]
-                led.books["rejected"] += info["rejected"]
+                led.rejected_segments(info["rejected"])
             except ActorDied:
-                led.books["lost_with_learner"] += n
-        led.books["lost_with_learner"] += sum(n for _, n, _ in busy.values())
-        led.books["dropped_stop"] += unapplied + self.unapplied_at_stop(pending) + len(ready)
+                led.lost_with_learner(n)
+        led.lost_with_learner(sum(n for _, n, _ in busy.values()))
+        led.dropped_at_stop(unapplied + self.unapplied_at_stop(pending) + len(ready))
 
 # %% ../../nbs/11f_plane_loops.ipynb 14
 class HybridLoop(PlaneLoop):
@@ -537,7 +536,7 @@ class HybridLoop(PlaneLoop):
             finished = rt.ready(round_refs, timeout=0.002) if round_refs is not None else []
             # a member died: the rest wait for it
             if any(self.failed(r) for r in finished if r not in checked):
-                led.books["lost_with_learner"] += per * L
+                led.lost_with_learner(per * L)
                 round_refs = None
                 self.heal()
                 continue
@@ -562,6 +561,6 @@ class HybridLoop(PlaneLoop):
             if len(finished) == L and not any(self.failed(r) for r in finished):
                 job.trained(self.merge(rt.get(round_refs), self.publish()), final=True)
             else:
-                led.books["lost_with_learner"] += per * L
-        led.books["dropped_stale"] += len(stale)
-        led.books["dropped_stop"] += len(ready) + self.unapplied_at_stop(pending)
+                led.lost_with_learner(per * L)
+        led.dropped_stale(len(stale))
+        led.dropped_at_stop(len(ready) + self.unapplied_at_stop(pending))

@@ -13,7 +13,9 @@ from fastcore.basics import patch
 from ..config import Config
 from .base import Loop, share
 from ..ratelimit import RateLimiter
-from ..replay_shard import ReplayShard, ShardBalancer, route
+from ..replay import route
+from ..replay_shard import ReplayShard
+from ..shard_sampling import ShardBalancer
 from ..runtime import ActorDied
 
 # %% auto 0
@@ -170,7 +172,7 @@ def run(self: ReplayLoop) -> None:
             sent[i] += 1
             # Ray keeps one caller's calls to an actor in order
             rt.call(self.shards[s], "add", seg)
-            led.books["in_replay"] += 1
+            led.in_replay(1)
             self.replay_added[s] += meta["env_steps"]
             # (never held: see rate_limiter)
             inserted += meta["env_steps"]
@@ -202,7 +204,7 @@ def run(self: ReplayLoop) -> None:
         except ActorDied:
             pass
     # segments in flight: produced, not inserted
-    led.books["dropped_stop"] += len(self.wind_down(pending))
+    led.dropped_at_stop(len(self.wind_down(pending)))
     self.books_at_end()
 
 # %% ../../nbs/11d_replay_loop.ipynb 9
