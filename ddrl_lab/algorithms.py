@@ -43,10 +43,9 @@ class PPOLearner(Learner):
         )
         return tensors
 
-    def _loss(self, tensors: dict, idx: torch.Tensor) -> tuple[torch.Tensor, dict]:
-        "The loss on the minibatch of `(chunk, n)` flat step indices `idx` (`column_batches`)."
+    def _loss(self, mb: dict) -> tuple[torch.Tensor, dict]:
+        "The loss on a minibatch of `(chunk, n, ...)` tensors (`evaluate.minibatches`)."
         algo = self.algo
-        mb = {k: v.flatten(0, 1)[idx] for k, v in tensors.items()}
         with self.autocast():
             logits, new_values = evaluate(self.model, mb["obs"])
         new_logp, entropy = logp_entropy(logits, mb["actions"])
@@ -70,11 +69,12 @@ class PPOLearner(Learner):
         )
 
     def _train(self, b: Segment) -> dict:
-        return self._fit(self._advantages(b), lambda: self._minibatches(b.shape, self.CHUNK))
+        tensors = self._advantages(b)
+        return self._fit(lambda: self._minibatches(tensors, self.CHUNK))
 
     def batch_loss(self, *segments) -> tuple[torch.Tensor, dict]:
         b = concat_segments(self._decoded(segments))
-        return self._loss(self._advantages(b), self._whole(b.shape))
+        return self._loss(self._advantages(b))
 
 # %% ../nbs/07a_algorithms.ipynb 8
 class IMPALALearner(Learner):
@@ -82,10 +82,9 @@ class IMPALALearner(Learner):
 
     KNOBS = ("lr", "ent_coef", "epochs")
 
-    def _loss(self, tensors: dict, idx: torch.Tensor) -> tuple[torch.Tensor, dict]:
-        "The loss on the whole env columns of `idx`, `(T, n)` flat step indices (`column_batches`)."
+    def _loss(self, mb: dict) -> tuple[torch.Tensor, dict]:
+        "The loss on whole env columns, a minibatch of `(T, n, ...)` tensors (`evaluate.minibatches`)."
         algo = self.algo
-        mb = {k: v.flatten(0, 1)[idx] for k, v in tensors.items()}
         with self.autocast():
             logits, values = evaluate(self.model, mb["obs"])
         loss, stats = vtrace_objective(
@@ -99,17 +98,18 @@ class IMPALALearner(Learner):
             c_bar=algo.c_bar,
         )
         if algo.loss_reduction == "sum":  # TorchBeast sums over steps
-            loss = loss * idx.numel()
+            loss = loss * mb["rewards"].numel()
         return loss, stats
 
     def _train(self, b: Segment) -> dict:
         T = b.shape[0]
         # whole trajectories (env columns) per minibatch
-        return self._fit(self._tensors(b), lambda: self._minibatches(b.shape, T))
+        tensors = self._tensors(b)
+        return self._fit(lambda: self._minibatches(tensors, T))
 
     def batch_loss(self, *segments) -> tuple[torch.Tensor, dict]:
         b = concat_segments(self._decoded(segments))
-        return self._loss(self._tensors(b), self._whole(b.shape))
+        return self._loss(self._tensors(b))
 
 # %% ../nbs/07a_algorithms.ipynb 10
 class DQNLearner(Learner):

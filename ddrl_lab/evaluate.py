@@ -11,7 +11,7 @@ import torch
 from torch import nn
 
 # %% auto 0
-__all__ = ['next_step', 'bootstrap_values', 'evaluate', 'next_values', 'column_batches']
+__all__ = ['next_step', 'bootstrap_values', 'evaluate', 'next_values', 'column_batches', 'minibatches']
 
 # %% ../nbs/06c_evaluate.ipynb 6
 def next_step(
@@ -92,3 +92,16 @@ def column_batches(
     flat = (start[None, :] + steps[:, None]) * M + env[None, :]
     per = max(1, minibatch_size // chunk)
     return list(flat.split(per, dim=1))
+
+# %% ../nbs/06c_evaluate.ipynb 17
+def minibatches(batch: dict, order: torch.Tensor, chunk: int, minibatch_size: int) -> list[dict]:
+    """One epoch's minibatches of a dict of `(T, M, ...)` tensors: every key gathered once in the
+    pieces' `order` (`column_batches`), then cut into views of `max(1, minibatch_size // chunk)`
+    pieces, each `(chunk, n, ...)`. Every rollout learner's minibatch cutter, host and on-device."""
+    T, M = next(iter(batch.values())).shape[:2]
+    idx = column_batches(order, T, M, chunk, T * M)[0]
+    shuffled = {k: v.flatten(0, 1)[idx] for k, v in batch.items()}
+    per = max(1, minibatch_size // chunk)
+    return [
+        {k: v[:, i : i + per] for k, v in shuffled.items()} for i in range(0, idx.shape[1], per)
+    ]

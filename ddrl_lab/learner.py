@@ -20,7 +20,7 @@ from fastcore.basics import patch
 from .codecs import Encoded, get_codec
 from .runtime import PeerLost
 from .config import Config, config_hash
-from .evaluate import column_batches, evaluate, next_values
+from .evaluate import evaluate, minibatches, next_values
 from .models import get_weights, make_policy, set_weights
 from .numerics import choose_numerics
 from .optim import flat_parameters, flat_step, make_optimizer
@@ -207,15 +207,15 @@ def optimize(self: Learner, losses: Iterable[torch.Tensor]) -> list[float]:
 
 
 @patch
-def _fit(self: Learner, tensors: dict, batches) -> dict:
+def _fit(self: Learner, batches) -> dict:
     """`epochs` passes, one loss per index batch of `batches()` (called once a pass), through
     `optimize`; mean statistics."""
     stats = []
 
     def losses():
         for _ in range(int(self.knobs["epochs"])):
-            for idx in batches():
-                loss, st = self._loss(tensors, idx)
+            for mb in batches():
+                loss, st = self._loss(mb)
                 stats.append(st)
                 yield loss
 
@@ -502,19 +502,12 @@ def _tensors(self: Learner, b: Segment) -> dict:
 
 
 @patch
-def _minibatches(self: Learner, shape: tuple, chunk: int) -> list[torch.Tensor]:
-    """One epoch's minibatches of a `(T, M)` batch (`column_batches`): pieces of `chunk` steps of
-    one env in this learner's random order, `algo.minibatch_size` steps to a minibatch."""
-    T, M = shape
+def _minibatches(self: Learner, tensors: dict, chunk: int) -> list[dict]:
+    """One epoch's minibatches of a dict of `(T, M, ...)` tensors (`evaluate.minibatches`): pieces
+    of `chunk` steps of one env in this learner's random order, `algo.minibatch_size` steps each."""
+    T, M = tensors["obs"].shape[:2]
     order = torch.as_tensor(self.rng.permutation(M * (T // chunk)), device=self.device)
-    return column_batches(order, T, M, chunk, self.algo.minibatch_size)
-
-
-@patch
-def _whole(self: Learner, shape: tuple) -> torch.Tensor:
-    "The whole `(T, M)` batch as one minibatch of env columns."
-    T, M = shape
-    return column_batches(torch.arange(M, device=self.device), T, M, T, T * M)[0]
+    return minibatches(tensors, order, chunk, self.algo.minibatch_size)
 
 # %% ../nbs/07_learner.ipynb 19
 @patch

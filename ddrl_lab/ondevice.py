@@ -15,7 +15,7 @@ import torch
 
 from .config import ConfigError, load_config
 from .envs import env_seeds
-from .evaluate import column_batches, evaluate, next_values
+from .evaluate import evaluate, minibatches, next_values
 from .learner import knob_values, resolve_device, scheduled_lr
 from .losses import STAT_NAMES, gae
 from .models import make_policy, sample_actions
@@ -362,22 +362,22 @@ class OnDevicePPO(OnDeviceLoop):
             ret=ret,
         )
 
-    def minibatches(self, T: int, M: int, chunk: int, minibatch_size: int) -> list[torch.Tensor]:
-        """One epoch's minibatches (`column_batches`): pieces of `chunk` steps of one env in an
-        order drawn from the loop's generator."""
+    def minibatches(self, b: dict, chunk: int, minibatch_size: int) -> list[dict]:
+        """One epoch's minibatches of `b` (`evaluate.minibatches`): pieces of `chunk` steps of one
+        env in an order drawn from the loop's generator."""
+        T, M = b["obs"].shape[:2]
         order = torch.randperm(M * (T // chunk), generator=self.gen, device=self.device)
-        return column_batches(order, T, M, chunk, minibatch_size)
+        return minibatches(b, order, chunk, minibatch_size)
 
     def update(self, b: dict) -> dict:
         "PPO epochs over minibatches of `b`; bumps the policy version."
         t0 = time.perf_counter()
         algo, knobs = self.cfg.algo, self.knobs
-        T, M = b["adv"].shape
         epochs = int(knobs["epochs"])
         stats, lr = None, self.lr_now()
         for epoch in range(epochs):
-            batches = self.minibatches(T, M, self.CHUNK, int(knobs["minibatch_size"]))
-            for i, idx in enumerate(batches):
+            batches = self.minibatches(b, self.CHUNK, int(knobs["minibatch_size"]))
+            for i, mb in enumerate(batches):
                 lr = self.lr_now()
                 self.opt.lr = lr
                 last = epoch == epochs - 1 and i == len(batches) - 1
@@ -385,7 +385,7 @@ class OnDevicePPO(OnDeviceLoop):
                     self.model,
                     self.opt,
                     self.grad,
-                    {n: v.flatten(0, 1)[idx] for n, v in b.items()},
+                    mb,
                     knobs,
                     normalize_advantages=algo.normalize_advantages,
                     vf_clip=algo.vf_clip,
@@ -447,14 +447,13 @@ class OnDeviceIMPALA(OnDevicePPO):
         policy version."""
         t0 = time.perf_counter()
         algo, knobs = self.cfg.algo, self.knobs
-        T, M = b["rewards"].shape
+        T = b["rewards"].shape[0]
         stats, lr = {}, self.lr_now()
         for _ in range(int(knobs["epochs"])):
             # whole trajectories (env columns) per minibatch
-            for idx in self.minibatches(T, M, T, int(knobs["minibatch_size"])):
+            for mb in self.minibatches(b, T, int(knobs["minibatch_size"])):
                 lr = self.lr_now()
                 self.opt.lr = lr
-                mb = {n: v.flatten(0, 1)[idx] for n, v in b.items()}
                 with self._autocast():
                     logits, values = evaluate(self.model, mb["obs"])
                 loss, stats = vtrace_objective(
