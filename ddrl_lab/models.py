@@ -15,8 +15,8 @@ from torch.distributions import Categorical
 
 # %% auto 0
 __all__ = ['TORSOS', 'layer_init', 'resolve_torso', 'torso_problems', 'torso_layers', 'prepare_obs', 'bf16_autocast',
-           'sample_actions', 'ActorCritic', 'QNetwork', 'space_problems', 'build_model', 'build_q_model', 'make_policy',
-           'get_weights', 'set_weights']
+           'sample_actions', 'FeedForwardPolicy', 'ActorCritic', 'QNetwork', 'space_problems', 'build_model',
+           'build_q_model', 'make_policy', 'get_weights', 'set_weights']
 
 # %% ../nbs/05_models.ipynb 5
 def layer_init(layer: nn.Module, std: float = np.sqrt(2), bias: float = 0.0) -> nn.Module:
@@ -123,7 +123,32 @@ def sample_actions(
     return actions.squeeze(1), logp_all.gather(1, actions).squeeze(1)
 
 
-class ActorCritic(nn.Module):
+class FeedForwardPolicy(nn.Module):
+    """The policy interface of a model without memory, from its `heads(obs) -> (logits or q,
+    value)`: a zero-width recurrent state, `step` one forward pass, `unroll` flatten, forward,
+    reshape."""
+
+    def heads(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        raise NotImplementedError
+
+    def initial_state(self, batch: int) -> torch.Tensor:
+        "The recurrent state of `batch` envs at an episode's start: zero-width for this model."
+        return torch.zeros(batch, 0, device=next(self.parameters()).device)
+
+    def step(self, obs: torch.Tensor, state: torch.Tensor, first: torch.Tensor):
+        "One step of acting: `(logits or q, value, next state)`; `first` marks episode starts."
+        out, value = self.heads(obs)
+        return out, value, state
+
+    def unroll(self, obs: torch.Tensor, state0: torch.Tensor, first: torch.Tensor):
+        """`T` steps of `B` envs, `obs` `(T, B, ...)` from `state0`: logits or q `(T, B, A)`,
+        values `(T, B)` and the state at each step."""
+        T, B = obs.shape[:2]
+        out, value = self.heads(obs.flatten(0, 1))
+        return out.view(T, B, -1), value.view(T, B), state0.expand(T, *state0.shape)
+
+
+class ActorCritic(FeedForwardPolicy):
     """Policy logits and state value from separate torsos (or one shared), observations scaled by
     `scale`. Feed-forward: its recurrent state is zero-width."""
 
@@ -171,22 +196,8 @@ class ActorCritic(nn.Module):
     def dist(self, obs: torch.Tensor) -> Categorical:
         return Categorical(logits=self.actor(self._features(obs)))
 
-    def initial_state(self, batch: int) -> torch.Tensor:
-        "The recurrent state of `batch` envs at an episode's start: zero-width for this model."
-        return torch.zeros(batch, 0, device=next(self.parameters()).device)
-
-    def step(self, obs: torch.Tensor, state: torch.Tensor, first: torch.Tensor):
-        "One step of acting: `(logits, value, next state)`; `first` marks envs starting an episode."
-        logits, value = self.logits_value(obs)
-        return logits, value, state
-
-    def unroll(self, obs: torch.Tensor, state0: torch.Tensor, first: torch.Tensor):
-        """`T` steps of `B` envs, `obs` `(T, B, ...)` from `state0`: logits `(T, B, A)`, values
-        `(T, B)` and the state at each step. Feed-forward: flatten, forward, reshape."""
-        T, B = obs.shape[:2]
-        logits, value = self.logits_value(obs.flatten(0, 1))
-        states = state0.expand(T, *state0.shape)
-        return logits.view(T, B, -1), value.view(T, B), states
+    def heads(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.logits_value(obs)
 
     def act(
         self, obs: torch.Tensor, generator: Optional[torch.Generator] = None
@@ -196,7 +207,7 @@ class ActorCritic(nn.Module):
         return sample_actions(self.actor(self._features(obs)), generator)
 
 # %% ../nbs/05_models.ipynb 17
-class QNetwork(nn.Module):
+class QNetwork(FeedForwardPolicy):
     """Q values from one torso (optionally dueling), acting epsilon-greedily through `dist`;
     `epsilon` travels with the weights."""
 
@@ -249,21 +260,9 @@ class QNetwork(nn.Module):
     def dist(self, obs: torch.Tensor) -> Categorical:
         return Categorical(probs=self.probs(obs))
 
-    def initial_state(self, batch: int) -> torch.Tensor:
-        "The recurrent state of `batch` envs at an episode's start: zero-width for this model."
-        return torch.zeros(batch, 0, device=self.epsilon.device)
-
-    def step(self, obs: torch.Tensor, state: torch.Tensor, first: torch.Tensor):
-        "One step of acting: `(q, value, next state)`; `first` marks envs starting an episode."
+    def heads(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         q = self.q(obs)
-        return q, q.max(-1).values, state
-
-    def unroll(self, obs: torch.Tensor, state0: torch.Tensor, first: torch.Tensor):
-        """`T` steps of `B` envs from `state0`: Q `(T, B, A)`, values `(T, B)`, the state at each
-        step."""
-        T, B = obs.shape[:2]
-        q = self.q(obs.flatten(0, 1)).view(T, B, -1)
-        return q, q.max(-1).values, state0.expand(T, *state0.shape)
+        return q, q.max(-1).values
 
     def act(
         self, obs: torch.Tensor, generator: Optional[torch.Generator] = None
