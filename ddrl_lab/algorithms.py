@@ -49,19 +49,20 @@ class PPOLearner(Learner):
         with self.autocast():
             logits, new_values = evaluate(self.model, mb["obs"])
         new_logp, entropy = logp_entropy(logits, mb["actions"])
-        adv = mb["adv"].flatten()
-        if algo.normalize_advantages and len(adv) > 1:
+        adv = mb["adv"]
+        if algo.normalize_advantages and adv.numel() > 1:
             adv = (adv - adv.mean()) / (adv.std() + 1e-8)
         clip = {}
         if algo.vf_clip is not None:
-            clip = dict(vf_clip=algo.vf_clip, old_values=mb["values"].flatten())
+            clip = dict(vf_clip=algo.vf_clip, old_values=mb["values"])
+        # `(chunk, n)` shapes throughout: the loss is a mean over steps, whatever their shape
         return ppo_loss(
-            new_logp.flatten(),
-            mb["logp"].flatten(),
+            new_logp,
+            mb["logp"],
             adv,
-            new_values.float().flatten(),
-            mb["ret"].flatten(),
-            entropy.flatten(),
+            new_values.float(),
+            mb["ret"],
+            entropy,
             self.knobs["clip_coef"],
             algo.vf_coef,
             self.knobs["ent_coef"],

@@ -47,11 +47,9 @@ def evaluate(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Logits (or Q values) `(T, M, A)` and values `(T, M)` of `(T, M, ...)` observations, unrolled
     from `state0` with `first` flags: every rollout learner's forward pass, host and on-device."""
-    T, M = obs.shape[:2]
+    M = obs.shape[1]
     if state0 is None:
         state0 = model.initial_state(M)
-    if first is None:
-        first = torch.zeros(T, M, dtype=torch.bool, device=obs.device)
     logits, values, _ = model.unroll(obs, state0, first)
     return logits, values
 

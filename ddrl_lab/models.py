@@ -128,21 +128,28 @@ class FeedForwardPolicy(nn.Module):
     value)`: a zero-width recurrent state, `step` one forward pass, `unroll` flatten, forward,
     reshape."""
 
+    def __init__(self):
+        super().__init__()
+        # the zero-width state, on the model's device (moves with `.to`; not in the state dict)
+        self.register_buffer("no_state", torch.zeros(1, 0), persistent=False)
+
     def heads(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         raise NotImplementedError
 
     def initial_state(self, batch: int) -> torch.Tensor:
         "The recurrent state of `batch` envs at an episode's start: zero-width for this model."
-        return torch.zeros(batch, 0, device=next(self.parameters()).device)
+        return self.no_state.expand(batch, 0)
 
     def step(self, obs: torch.Tensor, state: torch.Tensor, first: torch.Tensor):
         "One step of acting: `(logits or q, value, next state)`; `first` marks episode starts."
         out, value = self.heads(obs)
         return out, value, state
 
-    def unroll(self, obs: torch.Tensor, state0: torch.Tensor, first: torch.Tensor):
-        """`T` steps of `B` envs, `obs` `(T, B, ...)` from `state0`: logits or q `(T, B, A)`,
-        values `(T, B)` and the state at each step."""
+    def unroll(
+        self, obs: torch.Tensor, state0: torch.Tensor, first: Optional[torch.Tensor] = None
+    ):
+        """`T` steps of `B` envs, `obs` `(T, B, ...)` from `state0` (`first` None: no episode starts
+        inside): logits or q `(T, B, A)`, values `(T, B)` and the state at each step."""
         T, B = obs.shape[:2]
         out, value = self.heads(obs.flatten(0, 1))
         return out.view(T, B, -1), value.view(T, B), state0.expand(T, *state0.shape)

@@ -73,17 +73,18 @@ def grad_step(
         adv = (adv - adv.mean()) / (adv.std() + 1e-8)
     with torch.autocast(mb["obs"].device.type, dtype=torch.bfloat16, enabled=bf16):
         logits, values = evaluate(model, mb["obs"])
+    # `(chunk, n)` shapes throughout: the objective is a mean over steps, whatever their shape
     loss, stats = ppo_objective(
-        logits.flatten(0, 1),
-        values.flatten(0, 1),
-        mb["actions"].flatten(),
-        mb["logp"].flatten(),
-        adv.flatten(),
-        mb["ret"].flatten(),
+        logits,
+        values,
+        mb["actions"],
+        mb["logp"],
+        adv,
+        mb["ret"],
         knobs["clip_coef"],
         knobs["vf_coef"],
         knobs["ent_coef"],
-        mb["values"].flatten() if "values" in mb else None,
+        mb.get("values"),
         vf_clip,
         with_stats,
     )
