@@ -145,9 +145,7 @@ class FeedForwardPolicy(nn.Module):
         out, value = self.heads(obs)
         return out, value, state
 
-    def unroll(
-        self, obs: torch.Tensor, state0: torch.Tensor, first: Optional[torch.Tensor] = None
-    ):
+    def unroll(self, obs: torch.Tensor, state0: torch.Tensor, first: Optional[torch.Tensor] = None):
         """`T` steps of `B` envs, `obs` `(T, B, ...)` from `state0` (`first` None: no episode starts
         inside): logits or q `(T, B, A)`, values `(T, B)` and the state at each step."""
         T, B = obs.shape[:2]
