@@ -132,6 +132,13 @@ class AlgoConfig:
     huber_delta: Optional[float] = setting(1.0, lo=0.0, lo_open=True)
     # PPO: value clipping range (None: no clipping)
     vf_clip: Optional[float] = setting(None, lo=0.0, lo_open=True)
+    # the recurrent core between the torso and the heads (ppo, impala): none (feed-forward), lstm
+    # or gru
+    rnn: str = setting("none", choices=("none", "lstm", "gru"))
+    rnn_size: int = setting(128, lo=1, hi=65536)  # units of the recurrent core
+    # steps per truncated-BPTT chunk of a recurrent PPO minibatch (None: the whole segment); it
+    # must divide segment_length
+    bptt: Optional[int] = setting(None, lo=1)
 
 
 @dataclass

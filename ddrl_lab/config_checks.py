@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from ddrl_lab.config import Config
 
 # %% auto 0
-__all__ = ['ON_POLICY', 'MAX_LEARNERS', 'show_value', 'coerce', 'check_consistency', 'check_packages']
+__all__ = ['ON_POLICY', 'MAX_LEARNERS', 'RECURRENT_ALGOS', 'RECURRENT_TOPOLOGIES', 'show_value', 'coerce', 'recurrent_problems',
+           'check_consistency', 'check_packages']
 
 # %% ../nbs/00a_config_checks.ipynb 6
 _TYPE_WORDS = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
@@ -116,6 +117,36 @@ ON_POLICY = ("ppo",)
 MAX_LEARNERS = {"co-located": 1, "central-inference": 1}
 
 
+RECURRENT_ALGOS = ("ppo", "impala")
+# topologies whose acting and learning paths carry per-env recurrent state (this version)
+RECURRENT_TOPOLOGIES = ("on-device",)
+
+
+def recurrent_problems(c: Config) -> list[str]:
+    "Problems with the recurrent core's settings (`algo.rnn`, `algo.bptt`)."
+    if c.algo.rnn == "none":
+        return []
+    p = []
+    if c.algo.name not in RECURRENT_ALGOS:
+        p.append(
+            f"algo.rnn = {c.algo.rnn!r} needs ppo or impala (algo.name = {c.algo.name!r}): "
+            "recurrent DQN (R2D2) is not in this version; set algo.rnn=none."
+        )
+    if c.topology.mode not in RECURRENT_TOPOLOGIES:
+        p.append(
+            f"algo.rnn = {c.algo.rnn!r} runs with topology.mode = on-device in this version "
+            f"(topology.mode = {c.topology.mode!r} does not carry recurrent state yet): set "
+            "topology.mode=on-device or algo.rnn=none."
+        )
+    bptt = c.algo.bptt
+    if bptt is not None and c.algo.segment_length % bptt:
+        p.append(
+            f"algo.bptt = {bptt} must divide algo.segment_length = {c.algo.segment_length} "
+            "(each segment is cut into chunks of bptt steps)."
+        )
+    return p
+
+
 def check_consistency(c: Config) -> list[str]:
     "Problems with settings that are each valid but contradict each other."
     p = []
@@ -162,6 +193,7 @@ def check_consistency(c: Config) -> list[str]:
             f"run.ray_address is set but run.runtime = '{c.run.runtime}': set "
             f"run.runtime=ray to use a cluster."
         )
+    p += recurrent_problems(c)
     if c.algo.loss_reduction == "sum" and c.algo.name != "impala":
         p.append(
             f"algo.loss_reduction = 'sum' applies to impala's V-trace loss (algo.name = "

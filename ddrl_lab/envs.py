@@ -18,7 +18,7 @@ from .config import EnvConfig
 # %% auto 0
 __all__ = ['ALE_MAX_FRAMES', 'IPC_OVERHEAD_S', 'PLAIN_STATE_ENVS', 'PoolStep', 'env_seed', 'env_seeds', 'make_single_env',
            'EnvFn', 'InlinePool', 'ProcessPool', 'ale_game', 'uses_native_ale', 'AtariPool', 'step_cost',
-           'choose_vectorization', 'make_cpu_pool', 'rollout', 'env_state', 'set_env_state']
+           'choose_vectorization', 'make_cpu_pool', 'rollout', 'env_state', 'set_env_state', 'StatelessCartPole']
 
 # %% ../nbs/01_envs.ipynb 5
 @dataclass
@@ -410,3 +410,30 @@ def set_env_state(env: gym.Env, state: list) -> None:
     for e, st in zip(layers, state):
         for k, p in st.items():
             vars(e)[k] = _unplain(p)
+
+# %% ../nbs/01_envs.ipynb 38
+from gymnasium.envs.classic_control import CartPoleEnv
+
+
+class StatelessCartPole(gym.ObservationWrapper):
+    """CartPole-v1 observed without its velocities: `(cart position, pole angle)` only."""
+
+    KEEP = (0, 2)  # the observation's columns that remain
+
+    def __init__(self, render_mode: Optional[str] = None):
+        super().__init__(CartPoleEnv(render_mode=render_mode))
+        space = self.env.observation_space
+        keep = list(self.KEEP)
+        self.observation_space = gym.spaces.Box(space.low[keep], space.high[keep], dtype=np.float32)
+
+    def observation(self, observation):
+        return observation[list(self.KEEP)]
+
+
+if "StatelessCartPole-v1" not in gym.registry:
+    gym.register(
+        "StatelessCartPole-v1",
+        entry_point=StatelessCartPole,
+        max_episode_steps=500,
+        reward_threshold=475.0,
+    )

@@ -14,9 +14,9 @@ from torch import nn
 from torch.distributions import Categorical
 
 # %% auto 0
-__all__ = ['TORSOS', 'layer_init', 'resolve_torso', 'torso_problems', 'torso_layers', 'prepare_obs', 'bf16_autocast',
-           'sample_actions', 'FeedForwardPolicy', 'ActorCritic', 'QNetwork', 'space_problems', 'build_model',
-           'build_q_model', 'make_policy', 'get_weights', 'set_weights']
+__all__ = ['TORSOS', 'RNN_CELLS', 'layer_init', 'resolve_torso', 'torso_problems', 'torso_layers', 'prepare_obs', 'bf16_autocast',
+           'sample_actions', 'FeedForwardPolicy', 'ActorCritic', 'QNetwork', 'RecurrentActorCritic', 'space_problems',
+           'build_model', 'build_q_model', 'make_policy', 'get_weights', 'set_weights']
 
 # %% ../nbs/05_models.ipynb 5
 def layer_init(layer: nn.Module, std: float = np.sqrt(2), bias: float = 0.0) -> nn.Module:
@@ -128,6 +128,8 @@ class FeedForwardPolicy(nn.Module):
     value)`: a zero-width recurrent state, `step` one forward pass, `unroll` flatten, forward,
     reshape."""
 
+    state_size = 0  # numbers of recurrent state per env
+
     def __init__(self):
         super().__init__()
         # the zero-width state, on the model's device (moves with `.to`; not in the state dict)
@@ -140,7 +142,7 @@ class FeedForwardPolicy(nn.Module):
         "The recurrent state of `batch` envs at an episode's start: zero-width for this model."
         return self.no_state.expand(batch, 0)
 
-    def step(self, obs: torch.Tensor, state: torch.Tensor, first: torch.Tensor):
+    def step(self, obs: torch.Tensor, state: torch.Tensor, first: Optional[torch.Tensor] = None):
         "One step of acting: `(logits or q, value, next state)`; `first` marks episode starts."
         out, value = self.heads(obs)
         return out, value, state
@@ -277,6 +279,87 @@ class QNetwork(FeedForwardPolicy):
         return sample_actions(self.probs(obs).float().log(), generator)
 
 # %% ../nbs/05_models.ipynb 23
+RNN_CELLS = {"lstm": nn.LSTMCell, "gru": nn.GRUCell}
+
+
+class RecurrentActorCritic(nn.Module):
+    """Policy logits and state value from one torso, a recurrent core (`lstm` or `gru`) and two
+    heads; each env's state a flat `(state_size,)` vector, zeroed where `first` is set."""
+
+    def __init__(
+        self,
+        obs_shape: tuple,
+        n_actions: int,
+        hidden: int = 64,
+        scale: float = 1.0,
+        torso: str = "mlp",
+        rnn: str = "lstm",
+        rnn_size: int = 128,
+        channels_last: bool = False,
+    ):
+        super().__init__()
+        if rnn not in RNN_CELLS:
+            raise ValueError(
+                f"unknown recurrent core {rnn!r}: expected one of {', '.join(RNN_CELLS)}."
+            )
+        self.scale = scale
+        self.channels_last = channels_last
+        self.torso_kind = resolve_torso(torso, obs_shape)
+        layers, width = torso_layers(torso, obs_shape, hidden)
+        self.torso = nn.Sequential(*layers)
+        self.rnn = rnn
+        self.core = RNN_CELLS[rnn](width, rnn_size)
+        for name, p in self.core.named_parameters():
+            if "weight" in name:
+                nn.init.orthogonal_(p, 1.0)
+            else:
+                nn.init.zeros_(p)
+        self.state_size = 2 * rnn_size if rnn == "lstm" else rnn_size
+        self.actor = layer_init(nn.Linear(rnn_size, n_actions), std=0.01)
+        self.critic = layer_init(nn.Linear(rnn_size, 1), std=1.0)
+
+    def initial_state(self, batch: int) -> torch.Tensor:
+        "The state of `batch` envs at an episode's start: zeros `(batch, state_size)`."
+        return self.critic.weight.new_zeros(batch, self.state_size)
+
+    def _features(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.torso(prepare_obs(obs, self.scale, self.channels_last))
+
+    def _core(self, x: torch.Tensor, state: torch.Tensor, first: Optional[torch.Tensor]):
+        "One step of the core from `state` (zeroed where `first`): its output and the next state."
+        if first is not None:
+            state = state.masked_fill(first[:, None], 0.0)
+        if self.rnn == "gru":
+            h = self.core(x, state.to(x.dtype)).float()
+            return h, h
+        h, c = self.core(x, tuple(s.to(x.dtype) for s in state.chunk(2, -1)))
+        return h.float(), torch.cat([h, c], -1).float()
+
+    def _heads(self, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.actor(h).float(), self.critic(h).squeeze(-1).float()
+
+    def step(self, obs: torch.Tensor, state: torch.Tensor, first: Optional[torch.Tensor] = None):
+        "One step of acting for `B` envs: logits `(B, A)`, values `(B,)` and the next state."
+        h, state = self._core(self._features(obs), state, first)
+        logits, value = self._heads(h)
+        return logits, value, state
+
+    def unroll(self, obs: torch.Tensor, state0: torch.Tensor, first: Optional[torch.Tensor] = None):
+        """`T` steps of `B` envs, `obs` `(T, B, ...)` from `state0` `(B, S)` with `first` `(T, B)`:
+        logits `(T, B, A)`, values `(T, B)` and the state after each step `(T, B, S)`."""
+        T, B = obs.shape[:2]
+        x = self._features(obs.flatten(0, 1))
+        x = x.view(T, B, -1)
+        outputs, states = [], []
+        state = state0
+        for t in range(T):
+            h, state = self._core(x[t], state, None if first is None else first[t])
+            outputs.append(h)
+            states.append(state)
+        logits, values = self._heads(torch.stack(outputs))
+        return logits, values, torch.stack(states)
+
+# %% ../nbs/05_models.ipynb 27
 def space_problems(obs_space: gym.Space, action_space: gym.Space, torso: str = "auto") -> list[str]:
     "Why the models (with this `torso`) cannot handle these spaces, or []."
     p = []
@@ -304,7 +387,7 @@ def _obs_scale(obs_space: gym.spaces.Box) -> float:
         else 1.0
     )
 
-# %% ../nbs/05_models.ipynb 24
+# %% ../nbs/05_models.ipynb 28
 def build_model(
     obs_space: gym.Space,
     action_space: gym.Space,
@@ -312,11 +395,25 @@ def build_model(
     torso: str = "auto",
     shared: bool = False,
     channels_last: bool = False,
-) -> ActorCritic:
-    "The actor-critic for these spaces, or a clear error for spaces it cannot handle."
+    rnn: str = "none",
+    rnn_size: int = 128,
+) -> nn.Module:
+    """The actor-critic for these spaces (with `rnn` `lstm` or `gru`, the recurrent one), or a
+    clear error for spaces it cannot handle."""
     problems = space_problems(obs_space, action_space, torso)
     if problems:
         raise NotImplementedError(" ".join(problems))
+    if rnn != "none":
+        return RecurrentActorCritic(
+            obs_space.shape,
+            int(action_space.n),
+            hidden,
+            _obs_scale(obs_space),
+            torso,
+            rnn,
+            rnn_size,
+            channels_last,
+        )
     return ActorCritic(
         obs_space.shape,
         int(action_space.n),
@@ -350,7 +447,7 @@ def build_q_model(
         channels_last,
     )
 
-# %% ../nbs/05_models.ipynb 26
+# %% ../nbs/05_models.ipynb 30
 def make_policy(
     cfg,
     obs_space: gym.Space,
@@ -377,10 +474,12 @@ def make_policy(
             torso=algo.model,
             shared=algo.shared_torso,
             channels_last=channels_last,
+            rnn=algo.rnn,
+            rnn_size=algo.rnn_size,
         )
     return model.to(device) if device is not None else model
 
-# %% ../nbs/05_models.ipynb 28
+# %% ../nbs/05_models.ipynb 32
 def get_weights(model: nn.Module) -> dict[str, np.ndarray]:
     "The model's parameters and buffers as NumPy arrays (copies)."
     return {k: v.detach().cpu().numpy().copy() for k, v in model.state_dict().items()}

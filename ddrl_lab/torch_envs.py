@@ -5,6 +5,7 @@
 # %% ../nbs/01b_torch_envs.ipynb 2
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import math
 from typing import Callable, Optional, Sequence
@@ -17,7 +18,7 @@ from .envs import PoolStep
 
 # %% auto 0
 __all__ = ['TORCH_ENVS', 'mix64', 'stream_keys', 'counter_uniform', 'TorchCartPole', 'TorchBreakout', 'minatar_lockstep',
-           'make_torch_pool']
+           'TorchStatelessCartPole', 'make_torch_pool']
 
 # %% ../nbs/01b_torch_envs.ipynb 5
 _MASK64 = (1 << 64) - 1
@@ -421,7 +422,32 @@ def minatar_lockstep(
     return counts
 
 # %% ../nbs/01b_torch_envs.ipynb 31
-TORCH_ENVS: dict[str, type] = {"CartPole-v1": TorchCartPole, "Breakout-MinAtar-v0": TorchBreakout}
+class TorchStatelessCartPole(TorchCartPole):
+    """`TorchCartPole` observed as `(cart position, pole angle)`: gymnasium's
+    `StatelessCartPole-v1` (registered by `envs`)."""
+
+    KEEP = [0, 2]  # the observation's columns that remain
+
+    def __init__(self, num_envs: int, device="cpu", max_episode_steps: Optional[int] = None):
+        super().__init__(num_envs, device, max_episode_steps)
+        space = self.single_observation_space
+        self.single_observation_space = gym.spaces.Box(
+            space.low[self.KEEP], space.high[self.KEEP], dtype=np.float32
+        )
+
+    def reset(self, seeds: Sequence[int]) -> torch.Tensor:
+        return super().reset(seeds)[:, self.KEEP]
+
+    def step(self, actions: torch.Tensor) -> PoolStep:
+        s = super().step(actions)
+        return dataclasses.replace(s, obs=s.obs[:, self.KEEP], final_obs=s.final_obs[:, self.KEEP])
+
+# %% ../nbs/01b_torch_envs.ipynb 34
+TORCH_ENVS: dict[str, type] = {
+    "CartPole-v1": TorchCartPole,
+    "StatelessCartPole-v1": TorchStatelessCartPole,
+    "Breakout-MinAtar-v0": TorchBreakout,
+}
 
 
 def make_torch_pool(
