@@ -17,7 +17,7 @@ from PIL import Image, ImageDraw
 
 from .config import Config, load_config
 from .learner import newest_checkpoint
-from .models import make_policy
+from .models import make_policy, sample_actions
 from .pools import make_env_pool
 
 # %% auto 0
@@ -99,6 +99,15 @@ def eval_pool(cfg: Config):
     )
 
 
+def _act(model, obs: torch.Tensor, state: torch.Tensor, gen: torch.Generator):
+    """`model`'s action for `obs` and its next state: a recurrent policy samples from the logits of
+    its `step`, a feed-forward one acts as its workers do (`act`; DQN: epsilon-greedy)."""
+    if not model.state_size:
+        return model.act(obs, gen)[0], state
+    logits, _, state = model.step(obs, state)
+    return sample_actions(logits, gen)[0], state
+
+
 def play_episode(cfg: Config, model, seed: int, max_steps: int = 1000, render: bool = True) -> dict:
     """One episode of `model` (at most `max_steps` agent steps): its frames (RGB arrays), return,
     length, whether it ended."""
@@ -108,11 +117,12 @@ def play_episode(cfg: Config, model, seed: int, max_steps: int = 1000, render: b
         draw = drawing[0] if drawing else None
         gen, torch_env = torch.Generator().manual_seed(seed), cfg.env.backend == "torch"
         obs, frames, ret, steps, ended = np.asarray(pool.reset([seed])), [], 0.0, 0, False
+        state = model.initial_state(1)  # a recurrent policy's memory (zero-width otherwise)
         if draw:
             frames.append(draw(obs[0]))
         while steps < max_steps and not ended:
             with torch.inference_mode():
-                action, _ = model.act(torch.as_tensor(obs), gen)
+                action, state = _act(model, torch.as_tensor(obs), state, gen)
             st = pool.step(action if torch_env else action.numpy())
             steps += 1
             ended = bool(np.asarray(st.done)[0])

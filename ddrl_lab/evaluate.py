@@ -62,15 +62,21 @@ def next_values(
     final_obs: torch.Tensor,
     final_index: torch.Tensor,
     terminated: torch.Tensor,
+    last_state: Optional[torch.Tensor] = None,
+    final_state: Optional[torch.Tensor] = None,
 ) -> torch.Tensor:
     """`(T, M)` values to bootstrap from after each step (`bootstrap_values`): V(`last_obs`) after
     the last step, V(`final_obs[i]`) at the truncated flat step `final_index[i]`, 0 after a
-    termination."""
-    last_value = model.value(last_obs).float()
-    if len(final_index):
-        final = model.value(final_obs).float()
-    else:
-        final = last_value[:0]
+    termination. A recurrent policy values each observation from the state its env had reached
+    (`last_state`, `final_state`; default: an episode's start)."""
+    if last_state is None:
+        last_state = model.initial_state(len(last_obs))
+    last_value = model.step(last_obs, last_state)[1].float()
+    if not len(final_index):
+        return bootstrap_values(values, last_value, last_value[:0], final_index, terminated)
+    if final_state is None:
+        final_state = model.initial_state(len(final_obs))
+    final = model.step(final_obs, final_state)[1].float()
     return bootstrap_values(values, last_value, final, final_index, terminated)
 
 # %% ../nbs/06c_evaluate.ipynb 14

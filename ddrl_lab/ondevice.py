@@ -254,7 +254,6 @@ class OnDevicePPO(OnDeviceLoop):
     (`topology.device`)."""
 
     ALGO, PRESET = "ppo", "cartpole-ondevice"
-    CHUNK = 1  # steps per minibatch piece: every step its own (a feed-forward policy)
     KNOBS = (
         "lr",
         "ent_coef",
@@ -290,6 +289,17 @@ class OnDevicePPO(OnDeviceLoop):
         self.b_actions, self.b_logp, self.b_values = z(torch.int64), z(), z()
         self.b_rewards, self.b_ep_return = z(), z()
         self.b_terminated, self.b_truncated = z(torch.bool), z(torch.bool)
+        # the policy's memory: each env's state (zero-width for a feed-forward policy), whether
+        # the next step starts an episode, the state at the rollout's start and after each step
+        self.recurrent = self.model.state_size > 0
+        self.state = self.model.initial_state(M).clone()
+        self.first = torch.ones(M, dtype=torch.bool, device=dev)
+        self.h0 = self.state.clone()
+        self.b_first = z(torch.bool)
+        self.b_state = z(torch.float32, (self.model.state_size,))
+        # steps per minibatch piece: every step its own for a feed-forward policy, else chunks of
+        # algo.bptt steps of one env (default: the whole segment)
+        self.chunk = (a.bptt or T) if self.recurrent else 1
 
     # --- acting ---
     def _autocast(self):
@@ -300,11 +310,12 @@ class OnDevicePPO(OnDeviceLoop):
         """Step the pool `segment_length` times with the current policy, filling the buffers;
         returns episode stats."""
         t0, model, T = time.perf_counter(), self.model, self.cfg.algo.segment_length
-        obs = self.obs
+        obs, state, first = self.obs, self.state, self.first
+        self.h0 = state
         for t in range(T):
             self.b_obs[t] = obs
             with self._autocast():
-                logits, value = model.logits_value(obs)
+                logits, value, state = model.step(obs, state, first)
             actions, logp = sample_actions(logits, self.gen)
             self.b_actions[t], self.b_logp[t], self.b_values[t] = actions, logp, value
             s = self._step(actions)
@@ -315,7 +326,12 @@ class OnDevicePPO(OnDeviceLoop):
                 s.truncated,
             )
             self.b_final_obs[t], self.b_ep_return[t] = s.final_obs, s.episode_return
-        self.obs = obs
+            if self.recurrent:  # (a feed-forward policy needs neither)
+                first = s.terminated | s.truncated
+                self.b_state[t] = state
+        done = self.b_terminated | self.b_truncated
+        self.b_first = torch.cat([self.first[None], done[:-1]])
+        self.obs, self.state, self.first = obs, state, done[-1]
         ended = self._count_rollout(self.b_terminated, self.b_truncated, self.b_ep_return)
         self.train_s += time.perf_counter() - t0
         return dict(
@@ -334,9 +350,18 @@ class OnDevicePPO(OnDeviceLoop):
         truncated, 0 after a termination."""
         idx = self.b_truncated.view(-1).nonzero().squeeze(1)
         final_obs = self.b_final_obs.flatten(0, 1)[idx]
+        # the state each truncated episode had reached, and each env's state after the last step
+        final_state = self.b_state.flatten(0, 1)[idx]
         with self._autocast():
             return next_values(
-                self.model, self.b_values, self.obs, final_obs, idx, self.b_terminated
+                self.model,
+                self.b_values,
+                self.obs,
+                final_obs,
+                idx,
+                self.b_terminated,
+                self.state,
+                final_state,
             )
 
     @torch.no_grad()
@@ -360,14 +385,45 @@ class OnDevicePPO(OnDeviceLoop):
             values=self.b_values,
             adv=adv,
             ret=ret,
+            first=self.b_first,
         )
+
+    @torch.no_grad()
+    def states_before(self, b: dict, chunk: int) -> torch.Tensor:
+        """`(T, M, S)`: the state before each step of `b` as the current weights compute it from
+        the rollout's `h0` (where a piece of `chunk` steps starts its unroll). None is computed
+        where a piece is the whole segment (every piece starts at `h0`) or the state zero-width."""
+        T = b["obs"].shape[0]
+        h0 = self.h0
+        if chunk == T or not self.recurrent:
+            return h0.expand(T, *h0.shape)
+        with self._autocast():
+            _, _, states = self.model.unroll(b["obs"], h0, b["first"])
+        return torch.cat([h0[None], states[:-1]])
 
     def minibatches(self, b: dict, chunk: int, minibatch_size: int) -> list[dict]:
         """One epoch's minibatches of `b` (`evaluate.minibatches`): pieces of `chunk` steps of one
-        env in an order drawn from the loop's generator."""
+        env in an order drawn from the loop's generator, each with its `state0` (recomputed every
+        epoch)."""
         T, M = b["obs"].shape[:2]
         order = torch.randperm(M * (T // chunk), generator=self.gen, device=self.device)
+        b = dict(b, state0=self.states_before(b, chunk))
         return minibatches(b, order, chunk, minibatch_size)
+
+    @torch.no_grad()
+    def state_drift(self, b: dict) -> dict:
+        """How far the state the actors carry into the next rollout (reached with the weights
+        they acted with) is from the state the current weights reach over the same steps from
+        `h0`: RMS over the state's units, mean and p95 over envs. Empty for a feed-forward policy."""
+        if not self.recurrent:
+            return {}
+        with self._autocast():
+            _, _, states = self.model.unroll(b["obs"], self.h0, b["first"])
+        drift = (states[-1] - self.state).square().mean(-1).sqrt()
+        return dict(
+            state_drift_mean=drift.mean().item(),
+            state_drift_p95=drift.quantile(0.95).item(),
+        )
 
     def update(self, b: dict) -> dict:
         "PPO epochs over minibatches of `b`; bumps the policy version."
@@ -376,7 +432,7 @@ class OnDevicePPO(OnDeviceLoop):
         epochs = int(knobs["epochs"])
         stats, lr = None, self.lr_now()
         for epoch in range(epochs):
-            batches = self.minibatches(b, self.CHUNK, int(knobs["minibatch_size"]))
+            batches = self.minibatches(b, self.chunk, int(knobs["minibatch_size"]))
             for i, mb in enumerate(batches):
                 lr = self.lr_now()
                 self.opt.lr = lr
@@ -401,7 +457,7 @@ class OnDevicePPO(OnDeviceLoop):
         self.train_s += time.perf_counter() - t0
         out = dict(zip(STAT_NAMES, stats.tolist())) if stats is not None else {}
         out["lr"] = lr
-        return out
+        return dict(out, **self.state_drift(b))
 
     def learn(self) -> dict:
         "The update on the last rollout."
@@ -412,10 +468,16 @@ class OnDevicePPO(OnDeviceLoop):
         return dict(super().metrics(), version_lag_mean=0.0, version_lag_max=0)
 
     def _own_state(self) -> dict:
-        return dict(model={k: v.detach().clone() for k, v in self.model.state_dict().items()})
+        return dict(
+            model={k: v.detach().clone() for k, v in self.model.state_dict().items()},
+            policy_state=self.state.clone(),
+            first=self.first.clone(),
+        )
 
     def _load_own(self, sd: dict) -> None:
         self.model.load_state_dict(sd["model"])
+        self.state = sd["policy_state"].to(self.device).clone()
+        self.first = sd["first"].to(self.device).clone()
 
 # %% ../nbs/09_ondevice.ipynb 24
 class OnDeviceIMPALA(OnDevicePPO):
@@ -440,6 +502,7 @@ class OnDeviceIMPALA(OnDevicePPO):
             rewards=self.b_rewards,
             next_values=bootstrap,
             dones=self.b_terminated | self.b_truncated,
+            first=self.b_first,
         )
 
     def update(self, b: dict) -> dict:
@@ -455,7 +518,7 @@ class OnDeviceIMPALA(OnDevicePPO):
                 lr = self.lr_now()
                 self.opt.lr = lr
                 with self._autocast():
-                    logits, values = evaluate(self.model, mb["obs"])
+                    logits, values = evaluate(self.model, mb["obs"], mb["state0"][0], mb["first"])
                 loss, stats = vtrace_objective(
                     logits,
                     values,
@@ -473,7 +536,7 @@ class OnDeviceIMPALA(OnDevicePPO):
         self.version += 1
         self.updates += 1
         self.train_s += time.perf_counter() - t0
-        return {**stats, "lr": lr}
+        return {**stats, "lr": lr, **self.state_drift(b)}
 
 # %% ../nbs/09_ondevice.ipynb 28
 BREAKOUT_OVERRIDES = {

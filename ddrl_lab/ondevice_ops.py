@@ -71,8 +71,10 @@ def grad_step(
     adv = mb["adv"]
     if normalize_advantages and adv.numel() > 1:
         adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    # a recurrent policy unrolls each piece from the state before its first step
+    state0 = mb["state0"][0] if "state0" in mb else None
     with torch.autocast(mb["obs"].device.type, dtype=torch.bfloat16, enabled=bf16):
-        logits, values = evaluate(model, mb["obs"])
+        logits, values = evaluate(model, mb["obs"], state0, mb.get("first"))
     # `(chunk, n)` shapes throughout: the objective is a mean over steps, whatever their shape
     loss, stats = ppo_objective(
         logits,
