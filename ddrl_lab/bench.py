@@ -328,6 +328,7 @@ BENCHMARKS: dict[str, str] = {
     "ray": "ddrl_lab.bench_data",
     "driver": "ddrl_lab.bench_learning",
     "sync": "ddrl_lab.bench_learning",
+    "recurrent": "ddrl_lab.bench_recurrent",
 }
 
 

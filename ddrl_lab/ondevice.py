@@ -538,7 +538,7 @@ class OnDeviceIMPALA(OnDevicePPO):
         self.train_s += time.perf_counter() - t0
         return {**stats, "lr": lr, **self.state_drift(b)}
 
-# %% ../nbs/09_ondevice.ipynb 28
+# %% ../nbs/09_ondevice.ipynb 34
 BREAKOUT_OVERRIDES = {
     "env.id": "Breakout-MinAtar-v0",
     "env.num_envs": 128,
