@@ -16,9 +16,10 @@ import numpy as np
 from .config import EnvConfig
 
 # %% auto 0
-__all__ = ['ALE_MAX_FRAMES', 'IPC_OVERHEAD_S', 'PLAIN_STATE_ENVS', 'PoolStep', 'env_seed', 'env_seeds', 'make_single_env',
-           'EnvFn', 'InlinePool', 'ProcessPool', 'ale_game', 'uses_native_ale', 'AtariPool', 'step_cost',
-           'choose_vectorization', 'make_cpu_pool', 'rollout', 'env_state', 'set_env_state', 'StatelessCartPole']
+__all__ = ['ALE_MAX_FRAMES', 'IPC_OVERHEAD_S', 'PLAIN_STATE_ENVS', 'SUITS', 'DECK', 'PoolStep', 'env_seed', 'env_seeds',
+           'make_single_env', 'EnvFn', 'InlinePool', 'ProcessPool', 'ale_game', 'uses_native_ale', 'AtariPool',
+           'step_cost', 'choose_vectorization', 'make_cpu_pool', 'rollout', 'env_state', 'set_env_state',
+           'StatelessCartPole', 'RepeatPrevious']
 
 # %% ../nbs/01_envs.ipynb 5
 @dataclass
@@ -437,3 +438,40 @@ if "StatelessCartPole-v1" not in gym.registry:
         max_episode_steps=500,
         reward_threshold=475.0,
     )
+
+# %% ../nbs/01_envs.ipynb 41
+SUITS, DECK = 4, 52  # suits, cards in a deck (card c has suit c % 4, as in POPGym's deck)
+
+
+class RepeatPrevious(gym.Env):
+    """POPGym's RepeatPreviousEasy: each step deals a card (observed: its suit, one-hot); the
+    action names the suit of the card dealt `k` before the next; returns in [-1, 1]."""
+
+    def __init__(self, k: int = 4):
+        self.k = k
+        self.observation_space = gym.spaces.Box(0.0, 1.0, (SUITS,), np.float32)
+        self.action_space = gym.spaces.Discrete(SUITS)
+
+    def _deal(self) -> np.ndarray:
+        "Deal the next card; its suit, one-hot."
+        self.dealt.append(int(self.order[DECK - 1 - len(self.dealt)]) % SUITS)
+        return np.eye(SUITS, dtype=np.float32)[self.dealt[-1]]
+
+    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+        super().reset(seed=seed)
+        self.order = np.arange(DECK)
+        self.np_random.shuffle(self.order)
+        self.dealt = []
+        return self._deal(), {}
+
+    def step(self, action):
+        scale = 1 / (DECK - self.k)
+        reward = 0.0
+        if len(self.dealt) >= self.k:
+            reward = scale if int(action) == self.dealt[-self.k] else -scale
+        terminated = len(self.dealt) == DECK - 1
+        return self._deal(), reward, terminated, False, {}
+
+
+if "RepeatPrevious-v0" not in gym.registry:
+    gym.register("RepeatPrevious-v0", entry_point=RepeatPrevious)

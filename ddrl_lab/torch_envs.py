@@ -18,7 +18,7 @@ from .envs import PoolStep
 
 # %% auto 0
 __all__ = ['TORCH_ENVS', 'mix64', 'stream_keys', 'counter_uniform', 'TorchCartPole', 'TorchBreakout', 'minatar_lockstep',
-           'TorchStatelessCartPole', 'make_torch_pool']
+           'TorchStatelessCartPole', 'TorchRepeatPrevious', 'make_torch_pool']
 
 # %% ../nbs/01b_torch_envs.ipynb 5
 _MASK64 = (1 << 64) - 1
@@ -443,9 +443,92 @@ class TorchStatelessCartPole(TorchCartPole):
         return dataclasses.replace(s, obs=s.obs[:, self.KEEP], final_obs=s.final_obs[:, self.KEEP])
 
 # %% ../nbs/01b_torch_envs.ipynb 34
+class TorchRepeatPrevious:
+    """A batch of `RepeatPrevious-v0` games (POPGym's RepeatPreviousEasy, `k = 4`) stepped as
+    tensors, with same-step autoreset."""
+
+    SUITS, DECK = 4, 52
+    default_max_episode_steps = None  # an episode deals the whole deck: 51 steps
+
+    def __init__(
+        self, num_envs: int, device="cpu", max_episode_steps: Optional[int] = None, k: int = 4
+    ):
+        self.num_envs, self.device, self.k = num_envs, torch.device(device), k
+        self.max_episode_steps = max_episode_steps
+        self.single_observation_space = gym.spaces.Box(0.0, 1.0, (self.SUITS,), np.float32)
+        self.single_action_space = gym.spaces.Discrete(self.SUITS)
+        self.reset(range(num_envs))
+
+    def _new_decks(self, idx: torch.Tensor) -> torch.Tensor:
+        "Suits in dealing order `(len(idx), 52)`: a fresh shuffle for each env's current episode."
+        counters = self._episodes[idx, None] * self.DECK + torch.arange(
+            self.DECK, device=self.device
+        )
+        return counter_uniform(self._keys[idx, None], counters).argsort(1) % self.SUITS
+
+    def _observe(self) -> torch.Tensor:
+        "The suit each env dealt last, one-hot `(M, 4)`."
+        last = self.decks.gather(1, (self.dealt - 1)[:, None]).squeeze(1)
+        return torch.nn.functional.one_hot(last, self.SUITS).float()
+
+    def reset(self, seeds: Sequence[int]) -> torch.Tensor:
+        "A fresh deck in every env, one card dealt; env `i`'s randomness comes from `seeds[i]` only."
+        self._keys = stream_keys(_seed_tensor(seeds, self.num_envs, self.device), 0)
+        zeros = torch.zeros(self.num_envs, dtype=torch.int64, device=self.device)
+        self._episodes, self._lengths = zeros.clone(), zeros.clone()
+        self._returns = torch.zeros(self.num_envs, dtype=torch.float32, device=self.device)
+        self.decks = self._new_decks(torch.arange(self.num_envs, device=self.device))
+        self.dealt = torch.ones_like(zeros)
+        return self._observe()
+
+    def set_decks(self, decks: torch.Tensor) -> None:
+        "Start every env's episode over with these decks (suits in dealing order); for tests."
+        self.decks = decks.to(self.device, torch.int64).clone()
+        self.dealt = torch.ones(self.num_envs, dtype=torch.int64, device=self.device)
+        self._lengths.zero_()
+        self._returns.zero_()
+
+    def step(self, actions: torch.Tensor) -> PoolStep:
+        "Name a suit in every env; episodes that end are reset in the same step."
+        actions = actions.to(self.device)
+        target = self.decks.gather(1, (self.dealt - self.k).clamp(min=0)[:, None]).squeeze(1)
+        scale = 1.0 / (self.DECK - self.k)
+        reward = torch.where(actions == target, scale, -scale).float()
+        reward = reward.masked_fill(self.dealt < self.k, 0.0)
+        terminated = self.dealt == self.DECK - 1
+        self.dealt = self.dealt + 1
+        obs = self._observe()
+        lengths, returns = self._lengths + 1, self._returns + reward
+        truncated = torch.zeros_like(terminated)
+        if self.max_episode_steps is not None:
+            truncated = (lengths >= self.max_episode_steps) & ~terminated
+        done = terminated | truncated
+        final_obs = obs.clone()
+        ended = done.nonzero().squeeze(1)
+        if len(ended):
+            self._episodes[ended] += 1
+            self.decks[ended] = self._new_decks(ended)
+            self.dealt[ended] = 1
+            obs = self._observe()
+        self._lengths, self._returns = lengths.masked_fill(done, 0), returns.masked_fill(done, 0.0)
+        return PoolStep(
+            obs=obs,
+            reward=reward,
+            terminated=terminated,
+            truncated=truncated,
+            final_obs=final_obs,
+            episode_return=returns,
+            episode_length=lengths,
+        )
+
+    def close(self):
+        pass
+
+# %% ../nbs/01b_torch_envs.ipynb 37
 TORCH_ENVS: dict[str, type] = {
     "CartPole-v1": TorchCartPole,
     "StatelessCartPole-v1": TorchStatelessCartPole,
+    "RepeatPrevious-v0": TorchRepeatPrevious,
     "Breakout-MinAtar-v0": TorchBreakout,
 }
 
