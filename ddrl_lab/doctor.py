@@ -303,6 +303,16 @@ def check_versions(df: pd.DataFrame, cfg: Config, meta: dict, rejections: list) 
                 f"(now {sy.max_staleness}) if the algorithm tolerates it.",
             )
         )
+    drift = _series(df, "state_drift_p95")
+    if len(drift):  # a recurrent policy: how far lag moves the state it acts from
+        s.checks.append(
+            Check(
+                "recurrent state drift",
+                f"p95 over envs {drift.median():.3g} (median over {len(drift)} rows), last "
+                f"{drift.iloc[-1]:.3g}: RMS distance between the state the actors carried and the "
+                f"one the learner's weights reach from the same start (state_drift_p95)",
+            )
+        )
     s.checks += _criterion_check(df, cfg, "versions")
     return s
 

@@ -182,6 +182,21 @@ PANELS = [
         _lag,
         dict(barmode="group"),
     ),
+    Panel(
+        "state_drift",
+        "recurrent state drift",
+        "env steps",
+        "RMS distance",
+        "state_drift_mean, state_drift_p95 vs env_steps (recurrent policies)",
+        lambda df, ctx: _lines(
+            df,
+            "env_steps",
+            [
+                ("mean over envs", "state_drift_mean", {}),
+                ("p95 over envs", "state_drift_p95", dict(line=dict(dash="dot"))),
+            ],
+        ),
+    ),
     Panel("losses", "losses", "seconds", "loss", "loss_* vs time_s", _losses),
     Panel(
         "entropy_kl",
