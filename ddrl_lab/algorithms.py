@@ -13,7 +13,6 @@ import numpy as np
 import torch
 
 from .config import Config
-from .evaluate import evaluate
 from .learner import Learner, timed
 from .losses import gae, logp_entropy, ppo_loss
 from .shard_sampling import merge_samples
@@ -28,7 +27,6 @@ class PPOLearner(Learner):
     "Consumes segments, takes PPO steps, and publishes versioned weights."
 
     KNOBS = ("lr", "ent_coef", "clip_coef", "epochs")
-    CHUNK = 1  # steps per minibatch piece: every step its own (a feed-forward policy)
 
     def _advantages(self, b: Segment) -> dict:
         tensors = self._tensors(b)
@@ -46,8 +44,7 @@ class PPOLearner(Learner):
     def _loss(self, mb: dict) -> tuple[torch.Tensor, dict]:
         "The loss on a minibatch of `(chunk, n, ...)` tensors (`evaluate.minibatches`)."
         algo = self.algo
-        with self.autocast():
-            logits, new_values = evaluate(self.model, mb["obs"])
+        logits, new_values = self._evaluate(mb)
         new_logp, entropy = logp_entropy(logits, mb["actions"])
         adv = mb["adv"]
         if algo.normalize_advantages and adv.numel() > 1:
@@ -71,7 +68,11 @@ class PPOLearner(Learner):
 
     def _train(self, b: Segment) -> dict:
         tensors = self._advantages(b)
-        return self._fit(lambda: self._minibatches(tensors, self.CHUNK))
+        T = b.shape[0]
+        # steps per minibatch piece: every step its own for a feed-forward policy, else chunks of
+        # algo.bptt steps of one env (default: the whole segment)
+        chunk = (self.algo.bptt or T) if self.model.state_size else 1
+        return self._fit(lambda: self._minibatches(tensors, chunk))
 
     def batch_loss(self, *segments) -> tuple[torch.Tensor, dict]:
         b = concat_segments(self._decoded(segments))
@@ -86,8 +87,7 @@ class IMPALALearner(Learner):
     def _loss(self, mb: dict) -> tuple[torch.Tensor, dict]:
         "The loss on whole env columns, a minibatch of `(T, n, ...)` tensors (`evaluate.minibatches`)."
         algo = self.algo
-        with self.autocast():
-            logits, values = evaluate(self.model, mb["obs"])
+        logits, values = self._evaluate(mb)
         loss, stats = vtrace_objective(
             logits,
             values,

@@ -119,7 +119,7 @@ MAX_LEARNERS = {"co-located": 1, "central-inference": 1}
 
 RECURRENT_ALGOS = ("ppo", "impala")
 # topologies whose acting and learning paths carry per-env recurrent state (this version)
-RECURRENT_TOPOLOGIES = ("on-device",)
+RECURRENT_TOPOLOGIES = ("on-device", "co-located", "decoupled")
 
 
 def recurrent_problems(c: Config) -> list[str]:
@@ -134,9 +134,9 @@ def recurrent_problems(c: Config) -> list[str]:
         )
     if c.topology.mode not in RECURRENT_TOPOLOGIES:
         p.append(
-            f"algo.rnn = {c.algo.rnn!r} runs with topology.mode = on-device in this version "
-            f"(topology.mode = {c.topology.mode!r} does not carry recurrent state yet): set "
-            "topology.mode=on-device or algo.rnn=none."
+            f"algo.rnn = {c.algo.rnn!r} runs on-device, co-located or decoupled in this version "
+            f"(topology.mode = {c.topology.mode!r} does not carry recurrent state yet): choose "
+            "one of those or algo.rnn=none."
         )
     bptt = c.algo.bptt
     if bptt is not None and c.algo.segment_length % bptt:

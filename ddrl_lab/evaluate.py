@@ -11,7 +11,7 @@ import torch
 from torch import nn
 
 # %% auto 0
-__all__ = ['next_step', 'bootstrap_values', 'evaluate', 'next_values', 'column_batches', 'minibatches']
+__all__ = ['next_step', 'bootstrap_values', 'evaluate', 'next_values', 'column_batches', 'minibatches', 'states_before']
 
 # %% ../nbs/06c_evaluate.ipynb 6
 def next_step(
@@ -109,3 +109,16 @@ def minibatches(batch: dict, order: torch.Tensor, chunk: int, minibatch_size: in
     return [
         {k: v[:, i : i + per] for k, v in shuffled.items()} for i in range(0, idx.shape[1], per)
     ]
+
+# %% ../nbs/06c_evaluate.ipynb 20
+@torch.no_grad()
+def states_before(
+    model: nn.Module, obs: torch.Tensor, h0: torch.Tensor, first: torch.Tensor, chunk: int
+) -> torch.Tensor:
+    """`(T, M, S)`: the state before each step of a `(T, M)` batch, unrolled by `model` from `h0`
+    `(M, S)` with `first` flags; only pieces of `chunk` steps that start inside the batch need it."""
+    T = obs.shape[0]
+    if chunk == T or not model.state_size:
+        return h0.expand(T, *h0.shape)
+    _, _, states = model.unroll(obs, h0, first)
+    return torch.cat([h0[None], states[:-1]])

@@ -20,14 +20,14 @@ from fastcore.basics import patch
 from .codecs import Encoded, get_codec
 from .runtime import PeerLost
 from .config import Config, config_hash
-from .evaluate import evaluate, minibatches, next_values
+from .evaluate import evaluate, minibatches, next_values, states_before
 from .models import get_weights, make_policy, set_weights
 from .numerics import choose_numerics
 from .optim import flat_parameters, flat_step, make_optimizer
 from .segments import Segment, concat_segments, validate_segment
 
 # %% auto 0
-__all__ = ['newest_checkpoint', 'resolve_device', 'knob_values', 'timed', 'Learner', 'scheduled_lr', 'meeting_address',
+__all__ = ['PER_ENV', 'newest_checkpoint', 'resolve_device', 'knob_values', 'timed', 'Learner', 'scheduled_lr', 'meeting_address',
            'init_group', 'group_mean_']
 
 # %% ../nbs/07_learner.ipynb 4
@@ -110,6 +110,8 @@ class Learner:
         self.env_steps = 0  # env steps consumed (accepted)
         self.rejected = Counter()  # worker_id -> rejected segments
         self.rejections = deque(maxlen=100)  # provenance of the latest rejections
+        # a recurrent policy's state at the end of each env's last trained segment (state_drift)
+        self.end_states = {}
         self.codec = get_codec(cfg.channel.codec)  # how segments arrive from the workers
         self.incarnation = uuid.uuid4().hex[:12]  # new after every restart
         self.restored_from = None
@@ -375,7 +377,9 @@ def update(
     if good:
         batch = concat_segments(good)
         self.env_steps += batch.num_steps
+        info.update(self._state_drift(good, batch))
         info.update(self._train(batch))
+        self._remember_end_states(good, batch)
         self.version += 1
         info["lr"] = self.current_lr()
     info["policy_version"], info["incarnation"], info["restored_from"] = (
@@ -475,19 +479,37 @@ def _intake(self: Learner, segments, max_staleness: Optional[int]) -> tuple[dict
     return info, good
 
 
+# keys of `_tensors` with one entry per env, not per step: the first and the last state
+PER_ENV = ("h0", "h_end")
+
+
 @patch
 def _tensors(self: Learner, b: Segment) -> dict:
     """A segment batch as tensors on the device, with bootstrap values from the current model (no
-    grad)."""
+    grad). A recurrent policy's batch also holds `h0` `(M, S)` (its state at the first step) and
+    the `first` flags, and its values and bootstrap values come from one unroll from `h0`."""
     t = lambda x, dtype=torch.float32: torch.as_tensor(x, dtype=dtype, device=self.device)
     obs, next_obs, final_obs = (
         torch.as_tensor(x, device=self.device) for x in (b.obs, b.next_obs, b.final_obs)
     )
     terminated = t(b.terminated, torch.bool)
+    dones = terminated | t(b.truncated, torch.bool)
+    # an episode starts after every end; a worker sends h0 zeroed where one starts at step 0
+    first = torch.cat([torch.zeros_like(dones[:1]), dones[:-1]])
+    h0 = t(b.h0) if b.h0.size else self.model.initial_state(dones.shape[1])
+    final_index = t(b.final_index, torch.int64)
     with torch.no_grad(), self.autocast():
-        values = evaluate(self.model, obs)[1].float()
+        _, values, states = self.model.unroll(obs, h0, first)
+        values = values.float()
         next_vals = next_values(
-            self.model, values, next_obs, final_obs, t(b.final_index, torch.int64), terminated
+            self.model,
+            values,
+            next_obs,
+            final_obs,
+            final_index,
+            terminated,
+            states[-1],
+            states.flatten(0, 1)[final_index],
         )
     return dict(
         obs=obs,
@@ -495,19 +517,77 @@ def _tensors(self: Learner, b: Segment) -> dict:
         logp=t(b.logp),
         rewards=t(b.rewards),
         terminated=terminated,
-        dones=terminated | t(b.truncated, torch.bool),
+        dones=dones,
         values=values,
         next_values=next_vals,
+        first=first,
+        h0=h0,
+        h_end=states[-1],
     )
+
+
+@patch
+def _state_drift(self: Learner, good: list, batch: Segment) -> dict:
+    """For a recurrent policy: how far each env's first state `h0` (what its actor carried into
+    the segment) lies from the state this learner's weights reach over the env's previous segment
+    (`_remember_end_states`, after the update on it), RMS over the state's units:
+    `state_drift_mean` and `_p95` over the envs whose previous segment it trained and whose episode
+    went on; {} otherwise."""
+    if not self.model.state_size:
+        return {}
+    h0, gaps, col = torch.as_tensor(batch.h0), [], 0
+    for seg in good:
+        for e in seg.env_ids:
+            seq, prev = self.end_states.get(e, (None, None))
+            if seq == seg.seq - 1 and prev is not None:
+                gaps.append((h0[col] - prev).square().mean().sqrt())
+            col += 1
+    if not gaps:
+        return {}
+    gaps = torch.stack(gaps)
+    return dict(state_drift_mean=gaps.mean().item(), state_drift_p95=gaps.quantile(0.95).item())
+
+
+@patch
+@torch.no_grad()
+def _remember_end_states(self: Learner, good: list, batch: Segment) -> None:
+    """The state the current weights reach at the end of each env's segment in `batch` (None where
+    the episode ended there), by env id and segment number, for the next `_state_drift`."""
+    if not self.model.state_size:
+        return
+    ends, open_ = (
+        self._tensors(batch)["h_end"].cpu(),
+        ~torch.as_tensor(batch.terminated[-1] | batch.truncated[-1]),
+    )
+    col = 0
+    for seg in good:
+        for e in seg.env_ids:
+            self.end_states[e] = (seg.seq, ends[col] if open_[col] else None)
+            col += 1
 
 
 @patch
 def _minibatches(self: Learner, tensors: dict, chunk: int) -> list[dict]:
     """One epoch's minibatches of a dict of `(T, M, ...)` tensors (`evaluate.minibatches`): pieces
-    of `chunk` steps of one env in this learner's random order, `algo.minibatch_size` steps each."""
+    of `chunk` steps of one env in this learner's random order, `algo.minibatch_size` steps each,
+    each with the state before its first step (`state0`, recomputed every epoch)."""
     T, M = tensors["obs"].shape[:2]
     order = torch.as_tensor(self.rng.permutation(M * (T // chunk)), device=self.device)
-    return minibatches(tensors, order, chunk, self.algo.minibatch_size)
+    batch = {k: v for k, v in tensors.items() if k not in PER_ENV}
+    with self.autocast():
+        batch["state0"] = states_before(
+            self.model, batch["obs"], tensors["h0"], batch["first"], chunk
+        )
+    return minibatches(batch, order, chunk, self.algo.minibatch_size)
+
+
+@patch
+def _evaluate(self: Learner, mb: dict) -> tuple[torch.Tensor, torch.Tensor]:
+    """Logits and values of a minibatch (`_minibatches`) or a whole batch (`_tensors`), each piece
+    unrolled from its first state: every rollout learner's forward pass with gradient."""
+    state0 = mb["state0"][0] if "state0" in mb else mb.get("h0")
+    with self.autocast():
+        return evaluate(self.model, mb["obs"], state0, mb.get("first"))
 
 # %% ../nbs/07_learner.ipynb 19
 @patch

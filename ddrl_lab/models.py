@@ -15,8 +15,8 @@ from torch.distributions import Categorical
 
 # %% auto 0
 __all__ = ['TORSOS', 'RNN_CELLS', 'layer_init', 'resolve_torso', 'torso_problems', 'torso_layers', 'prepare_obs', 'bf16_autocast',
-           'sample_actions', 'FeedForwardPolicy', 'ActorCritic', 'QNetwork', 'RecurrentActorCritic', 'space_problems',
-           'build_model', 'build_q_model', 'make_policy', 'get_weights', 'set_weights']
+           'sample_actions', 'FeedForwardPolicy', 'ActorCritic', 'QNetwork', 'RecurrentActorCritic', 'policy_act',
+           'space_problems', 'build_model', 'build_q_model', 'make_policy', 'get_weights', 'set_weights']
 
 # %% ../nbs/05_models.ipynb 5
 def layer_init(layer: nn.Module, std: float = np.sqrt(2), bias: float = 0.0) -> nn.Module:
@@ -360,6 +360,24 @@ class RecurrentActorCritic(nn.Module):
         return logits, values, torch.stack(states)
 
 # %% ../nbs/05_models.ipynb 27
+def policy_act(
+    model: nn.Module,
+    obs: torch.Tensor,
+    state: torch.Tensor,
+    first: Optional[torch.Tensor] = None,
+    generator: Optional[torch.Generator] = None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Actions, their log-probabilities and the next state of `B` envs: a recurrent policy samples
+    from the logits of its `step` (`first` marks episode starts), a feed-forward one acts as before
+    (`act`; a Q network epsilon-greedily). Every host acting path calls this."""
+    if not model.state_size:
+        actions, logp = model.act(obs, generator)
+        return actions, logp, state
+    logits, _, state = model.step(obs, state, first)
+    actions, logp = sample_actions(logits, generator)
+    return actions, logp, state
+
+# %% ../nbs/05_models.ipynb 30
 def space_problems(obs_space: gym.Space, action_space: gym.Space, torso: str = "auto") -> list[str]:
     "Why the models (with this `torso`) cannot handle these spaces, or []."
     p = []
@@ -387,7 +405,7 @@ def _obs_scale(obs_space: gym.spaces.Box) -> float:
         else 1.0
     )
 
-# %% ../nbs/05_models.ipynb 28
+# %% ../nbs/05_models.ipynb 31
 def build_model(
     obs_space: gym.Space,
     action_space: gym.Space,
@@ -447,7 +465,7 @@ def build_q_model(
         channels_last,
     )
 
-# %% ../nbs/05_models.ipynb 30
+# %% ../nbs/05_models.ipynb 33
 def make_policy(
     cfg,
     obs_space: gym.Space,
@@ -479,7 +497,7 @@ def make_policy(
         )
     return model.to(device) if device is not None else model
 
-# %% ../nbs/05_models.ipynb 32
+# %% ../nbs/05_models.ipynb 35
 def get_weights(model: nn.Module) -> dict[str, np.ndarray]:
     "The model's parameters and buffers as NumPy arrays (copies)."
     return {k: v.detach().cpu().numpy().copy() for k, v in model.state_dict().items()}

@@ -15,7 +15,7 @@ import torch
 
 from .config import ConfigError, load_config
 from .envs import env_seeds
-from .evaluate import evaluate, minibatches, next_values
+from .evaluate import evaluate, minibatches, next_values, states_before
 from .learner import knob_values, resolve_device, scheduled_lr
 from .losses import STAT_NAMES, gae
 from .models import make_policy, sample_actions
@@ -388,26 +388,14 @@ class OnDevicePPO(OnDeviceLoop):
             first=self.b_first,
         )
 
-    @torch.no_grad()
-    def states_before(self, b: dict, chunk: int) -> torch.Tensor:
-        """`(T, M, S)`: the state before each step of `b` as the current weights compute it from
-        the rollout's `h0` (where a piece of `chunk` steps starts its unroll). None is computed
-        where a piece is the whole segment (every piece starts at `h0`) or the state zero-width."""
-        T = b["obs"].shape[0]
-        h0 = self.h0
-        if chunk == T or not self.recurrent:
-            return h0.expand(T, *h0.shape)
-        with self._autocast():
-            _, _, states = self.model.unroll(b["obs"], h0, b["first"])
-        return torch.cat([h0[None], states[:-1]])
-
     def minibatches(self, b: dict, chunk: int, minibatch_size: int) -> list[dict]:
         """One epoch's minibatches of `b` (`evaluate.minibatches`): pieces of `chunk` steps of one
         env in an order drawn from the loop's generator, each with its `state0` (recomputed every
         epoch)."""
         T, M = b["obs"].shape[:2]
         order = torch.randperm(M * (T // chunk), generator=self.gen, device=self.device)
-        b = dict(b, state0=self.states_before(b, chunk))
+        with self._autocast():
+            b = dict(b, state0=states_before(self.model, b["obs"], self.h0, b["first"], chunk))
         return minibatches(b, order, chunk, minibatch_size)
 
     @torch.no_grad()

@@ -35,6 +35,9 @@ class Segment:
     # episodes finished in the segment
     episode_returns: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float32))
     episode_lengths: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    # (M, S) a recurrent policy's state at the first step, zero where an episode starts there;
+    # zero-width (S = 0, or empty) for a feed-forward policy
+    h0: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.float32))
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -79,6 +82,8 @@ def _where(seg: Segment, name: str, bad: np.ndarray) -> str:
     i = np.argwhere(bad)[0]
     if name == "next_obs":
         t, m = T, int(i[0])
+    elif name == "h0":
+        t, m = 0, int(i[0])
     elif name == "final_obs":
         t, m = divmod(int(seg.final_index[i[0]]), M)
     else:
@@ -103,7 +108,9 @@ def validate_segment(
         return "final_obs and final_index differ in length"
     if seg.policy_version < 0:
         return f"policy_version {seg.policy_version} is negative"
-    for name in ("obs", "next_obs", "final_obs", "rewards", "logp"):
+    if seg.h0.size and seg.h0.shape[0] != M:
+        return f"h0 has shape {seg.h0.shape}, expected ({M}, state size)"
+    for name in ("obs", "next_obs", "final_obs", "rewards", "logp", "h0"):
         a = getattr(seg, name)
         if a.dtype.kind == "f":
             bad = ~np.isfinite(a)
@@ -160,4 +167,5 @@ def concat_segments(segs: list[Segment]) -> Segment:
         env_seeds=tuple(i for s in segs for i in s.env_seeds),
         episode_returns=cat("episode_returns", 0),
         episode_lengths=cat("episode_lengths", 0),
+        h0=cat("h0", 0),
     )
