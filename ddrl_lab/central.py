@@ -17,6 +17,7 @@ import torch
 
 from .config import Config
 from .envs import env_seeds
+from .models import policy_act
 from .algorithms import learner_class
 from .pools import make_env_pool
 from .runner import DrillKnobs, EpisodeTaint, to_numpy
@@ -94,6 +95,9 @@ class Trajectory:
         self.incarnation: Optional[str] = None  # of the worker process these steps came from
         # its envs' episodes with a step in a rejected segment (set by the learner)
         self.taint: Optional[EpisodeTaint] = None
+        # the policy's memory of this worker's envs: each env's state, which envs start an episode
+        # at their next step, and the state at the trajectory's first step (set by the learner)
+        self.state = self.first = self.h0 = None
         self.clear()
 
     def clear(self) -> None:
@@ -143,6 +147,7 @@ class Trajectory:
             worker_id=self.worker_id,
             seq=self.seq,
             episode_returns=np.array(self.returns, np.float32),
+            h0=self.h0.cpu().numpy(),
         )
         self.step_versions, self.seg_ends = np.array(self.versions), self.ends
         self.seq += 1
@@ -215,8 +220,13 @@ class CentralLearner:
             # fresh envs (their first observations) start clean; else their past is unknown
             self.lost_steps += tr.drop()
             tr.taint = EpisodeTaint(len(s["obs"]), tr.T, tainted="reward" in s)
+            # its envs' memory starts over too
+            tr.state = self.learner.model.initial_state(len(s["obs"]))
+            tr.first = torch.ones(len(s["obs"]), dtype=torch.bool, device=self.learner.device)
         else:
             tr.outcome(s)
+            done = np.asarray(s["terminated"]) | np.asarray(s["truncated"])
+            tr.first = torch.as_tensor(done, device=self.learner.device)
             seg = tr.segment(s["obs"])
             if seg is not None:
                 self._assembled(tr, seg)
@@ -234,16 +244,23 @@ class CentralLearner:
     def _choose_actions(self, steps: tuple) -> list:
         "Actions for every worker's envs in one batched forward pass, recorded in the trajectories."
         obs = np.concatenate([s["obs"] for s in steps])
+        trajectories = [self.trajectories[s["worker_id"]] for s in steps]
+        # the state table's rows of these workers' envs
+        state = torch.cat([tr.state for tr in trajectories])
+        first = torch.cat([tr.first for tr in trajectories])
         model = self.learner.model
         # the learner's own parameters, read in place (bf16 as it trains)
         with torch.no_grad(), self.learner.autocast():
-            action, logp = model.act(torch.as_tensor(obs, device=self.learner.device), self.gen)
+            obs_t = torch.as_tensor(obs, device=self.learner.device)
+            action, logp, state = policy_act(model, obs_t, state, first, self.gen)
         logp = logp.float().cpu().numpy()
         action = action.cpu().numpy()
         out, start = [], 0
-        for s in steps:
+        for s, tr in zip(steps, trajectories):
             M = len(s["obs"])
-            tr = self.trajectories[s["worker_id"]]
+            if not tr.obs:  # a trajectory's first step: the state it starts from
+                tr.h0 = tr.state.masked_fill(tr.first[:, None], 0.0)
+            tr.state = state[start : start + M]
             tr.obs.append(s["obs"])
             tr.actions.append(action[start : start + M])
             tr.logp.append(logp[start : start + M])

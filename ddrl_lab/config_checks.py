@@ -16,8 +16,8 @@ if TYPE_CHECKING:
     from ddrl_lab.config import Config
 
 # %% auto 0
-__all__ = ['ON_POLICY', 'MAX_LEARNERS', 'RECURRENT_ALGOS', 'RECURRENT_TOPOLOGIES', 'show_value', 'coerce', 'recurrent_problems',
-           'check_consistency', 'check_packages']
+__all__ = ['ON_POLICY', 'MAX_LEARNERS', 'RECURRENT_ALGOS', 'show_value', 'coerce', 'recurrent_problems', 'check_consistency',
+           'check_packages']
 
 # %% ../nbs/00a_config_checks.ipynb 6
 _TYPE_WORDS = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
@@ -118,8 +118,6 @@ MAX_LEARNERS = {"co-located": 1, "central-inference": 1}
 
 
 RECURRENT_ALGOS = ("ppo", "impala")
-# topologies whose acting and learning paths carry per-env recurrent state (this version)
-RECURRENT_TOPOLOGIES = ("on-device", "co-located", "decoupled")
 
 
 def recurrent_problems(c: Config) -> list[str]:
@@ -131,12 +129,6 @@ def recurrent_problems(c: Config) -> list[str]:
         p.append(
             f"algo.rnn = {c.algo.rnn!r} needs ppo or impala (algo.name = {c.algo.name!r}): "
             "recurrent DQN (R2D2) is not in this version; set algo.rnn=none."
-        )
-    if c.topology.mode not in RECURRENT_TOPOLOGIES:
-        p.append(
-            f"algo.rnn = {c.algo.rnn!r} runs on-device, co-located or decoupled in this version "
-            f"(topology.mode = {c.topology.mode!r} does not carry recurrent state yet): choose "
-            "one of those or algo.rnn=none."
         )
     bptt = c.algo.bptt
     if bptt is not None and c.algo.segment_length % bptt:
