@@ -17,7 +17,7 @@ import torch
 
 from .config import Config
 from .envs import env_seeds
-from .models import policy_act
+from .models import EnvStates, policy_act
 from .algorithms import learner_class
 from .pools import make_env_pool
 from .runner import DrillKnobs, EpisodeTaint, to_numpy
@@ -95,9 +95,8 @@ class Trajectory:
         self.incarnation: Optional[str] = None  # of the worker process these steps came from
         # its envs' episodes with a step in a rejected segment (set by the learner)
         self.taint: Optional[EpisodeTaint] = None
-        # the policy's memory of this worker's envs: each env's state, which envs start an episode
-        # at their next step, and the state at the trajectory's first step (set by the learner)
-        self.state = self.first = self.h0 = None
+        # a recurrent policy's state at the trajectory's first step (set by the learner)
+        self.h0: Optional[torch.Tensor] = None
         self.clear()
 
     def clear(self) -> None:
@@ -185,6 +184,13 @@ class CentralLearner:
         # episodes whose returns were withheld since the last update
         self.poisoned = 0
         self.num_actions = getattr(action_space, "n", None)
+        # a recurrent policy's memory of every worker's envs, a row per env id
+        self.memory = EnvStates(self.learner.model, cfg.topology.num_workers * cfg.env.num_envs)
+
+    def _rows(self, worker_id: int) -> torch.Tensor:
+        "The rows of worker `worker_id`'s envs in the state table (their env ids)."
+        M = self.cfg.env.num_envs
+        return torch.arange(worker_id * M, (worker_id + 1) * M)
 
     @property
     def version(self) -> int:
@@ -221,12 +227,11 @@ class CentralLearner:
             self.lost_steps += tr.drop()
             tr.taint = EpisodeTaint(len(s["obs"]), tr.T, tainted="reward" in s)
             # its envs' memory starts over too
-            tr.state = self.learner.model.initial_state(len(s["obs"]))
-            tr.first = torch.ones(len(s["obs"]), dtype=torch.bool, device=self.learner.device)
+            self.memory.reset(self._rows(s["worker_id"]))
         else:
             tr.outcome(s)
             done = np.asarray(s["terminated"]) | np.asarray(s["truncated"])
-            tr.first = torch.as_tensor(done, device=self.learner.device)
+            self.memory.set_rows(self._rows(s["worker_id"]), first=torch.as_tensor(done))
             seg = tr.segment(s["obs"])
             if seg is not None:
                 self._assembled(tr, seg)
@@ -246,21 +251,22 @@ class CentralLearner:
         obs = np.concatenate([s["obs"] for s in steps])
         trajectories = [self.trajectories[s["worker_id"]] for s in steps]
         # the state table's rows of these workers' envs
-        state = torch.cat([tr.state for tr in trajectories])
-        first = torch.cat([tr.first for tr in trajectories])
+        rows = torch.cat([self._rows(s["worker_id"]) for s in steps])
+        h0 = self.memory.start()[rows]
+        state, first = self.memory.rows(rows)
         model = self.learner.model
         # the learner's own parameters, read in place (bf16 as it trains)
         with torch.no_grad(), self.learner.autocast():
             obs_t = torch.as_tensor(obs, device=self.learner.device)
             action, logp, state = policy_act(model, obs_t, state, first, self.gen)
+        self.memory.set_rows(rows, state)
         logp = logp.float().cpu().numpy()
         action = action.cpu().numpy()
         out, start = [], 0
         for s, tr in zip(steps, trajectories):
             M = len(s["obs"])
             if not tr.obs:  # a trajectory's first step: the state it starts from
-                tr.h0 = tr.state.masked_fill(tr.first[:, None], 0.0)
-            tr.state = state[start : start + M]
+                tr.h0 = h0[start : start + M]
             tr.obs.append(s["obs"])
             tr.actions.append(action[start : start + M])
             tr.logp.append(logp[start : start + M])

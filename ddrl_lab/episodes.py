@@ -17,7 +17,7 @@ from PIL import Image, ImageDraw
 
 from .config import Config, load_config
 from .learner import newest_checkpoint
-from .models import make_policy, sample_actions
+from .models import EnvStates, make_policy, policy_act
 from .pools import make_env_pool
 
 # %% auto 0
@@ -71,6 +71,9 @@ def frame_renderer(cfg: Config, obs_shape: tuple) -> Optional[tuple[Callable, in
     # 0.02 s per step
     if len(obs_shape) == 1 and cfg.env.id.startswith("CartPole"):
         return cartpole_frame, 50
+    if len(obs_shape) == 1 and cfg.env.id.startswith("StatelessCartPole"):
+        # (position, angle): the two numbers the drawing needs
+        return (lambda obs: cartpole_frame([obs[0], 0.0, obs[1]])), 50
     if len(obs_shape) == 3 and tuple(obs_shape[1:]) == (10, 10):
         return minatar_frame, 12
     # twice the game's 15 agent steps/s
@@ -99,15 +102,6 @@ def eval_pool(cfg: Config):
     )
 
 
-def _act(model, obs: torch.Tensor, state: torch.Tensor, gen: torch.Generator):
-    """`model`'s action for `obs` and its next state: a recurrent policy samples from the logits of
-    its `step`, a feed-forward one acts as its workers do (`act`; DQN: epsilon-greedy)."""
-    if not model.state_size:
-        return model.act(obs, gen)[0], state
-    logits, _, state = model.step(obs, state)
-    return sample_actions(logits, gen)[0], state
-
-
 def play_episode(cfg: Config, model, seed: int, max_steps: int = 1000, render: bool = True) -> dict:
     """One episode of `model` (at most `max_steps` agent steps): its frames (RGB arrays), return,
     length, whether it ended."""
@@ -117,15 +111,18 @@ def play_episode(cfg: Config, model, seed: int, max_steps: int = 1000, render: b
         draw = drawing[0] if drawing else None
         gen, torch_env = torch.Generator().manual_seed(seed), cfg.env.backend == "torch"
         obs, frames, ret, steps, ended = np.asarray(pool.reset([seed])), [], 0.0, 0, False
-        state = model.initial_state(1)  # a recurrent policy's memory (zero-width otherwise)
+        memory = EnvStates(model, 1)  # a recurrent policy's memory (zero-width otherwise)
         if draw:
             frames.append(draw(obs[0]))
         while steps < max_steps and not ended:
             with torch.inference_mode():
-                action, state = _act(model, torch.as_tensor(obs), state, gen)
+                action, _, state = policy_act(
+                    model, torch.as_tensor(obs), memory.state, memory.first, gen
+                )
             st = pool.step(action if torch_env else action.numpy())
             steps += 1
             ended = bool(np.asarray(st.done)[0])
+            memory.advance(state, torch.tensor([ended]))
             ret = (
                 float(np.asarray(st.episode_return)[0])
                 if ended

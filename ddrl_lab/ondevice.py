@@ -18,7 +18,7 @@ from .envs import env_seeds
 from .evaluate import evaluate, minibatches, next_values, states_before
 from .learner import knob_values, resolve_device, scheduled_lr
 from .losses import STAT_NAMES, gae
-from .models import make_policy, sample_actions
+from .models import EnvStates, make_policy, sample_actions
 from .numerics import choose_numerics
 from .ondevice_ops import grad_step
 from .optim import flat_parameters, flat_step, make_optimizer
@@ -289,12 +289,11 @@ class OnDevicePPO(OnDeviceLoop):
         self.b_actions, self.b_logp, self.b_values = z(torch.int64), z(), z()
         self.b_rewards, self.b_ep_return = z(), z()
         self.b_terminated, self.b_truncated = z(torch.bool), z(torch.bool)
-        # the policy's memory: each env's state (zero-width for a feed-forward policy), whether
-        # the next step starts an episode, the state at the rollout's start and after each step
+        # the policy's memory of the pool's envs (`models.EnvStates`; zero-width for a
+        # feed-forward policy), the state at the rollout's start, and after each step
         self.recurrent = self.model.state_size > 0
-        self.state = self.model.initial_state(M).clone()
-        self.first = torch.ones(M, dtype=torch.bool, device=dev)
-        self.h0 = self.state.clone()
+        self.memory = EnvStates(self.model, M)
+        self.h0 = self.memory.start()
         self.b_first = z(torch.bool)
         self.b_state = z(torch.float32, (self.model.state_size,))
         # steps per minibatch piece: every step its own for a feed-forward policy, else chunks of
@@ -310,8 +309,8 @@ class OnDevicePPO(OnDeviceLoop):
         """Step the pool `segment_length` times with the current policy, filling the buffers;
         returns episode stats."""
         t0, model, T = time.perf_counter(), self.model, self.cfg.algo.segment_length
-        obs, state, first = self.obs, self.state, self.first
-        self.h0 = state
+        obs, state, first = self.obs, self.memory.state, self.memory.first
+        self.h0 = self.memory.start()
         for t in range(T):
             self.b_obs[t] = obs
             with self._autocast():
@@ -330,8 +329,9 @@ class OnDevicePPO(OnDeviceLoop):
                 first = s.terminated | s.truncated
                 self.b_state[t] = state
         done = self.b_terminated | self.b_truncated
-        self.b_first = torch.cat([self.first[None], done[:-1]])
-        self.obs, self.state, self.first = obs, state, done[-1]
+        self.b_first = torch.cat([self.memory.first[None], done[:-1]])
+        self.obs = obs
+        self.memory.advance(state, done[-1])
         ended = self._count_rollout(self.b_terminated, self.b_truncated, self.b_ep_return)
         self.train_s += time.perf_counter() - t0
         return dict(
@@ -360,7 +360,7 @@ class OnDevicePPO(OnDeviceLoop):
                 final_obs,
                 idx,
                 self.b_terminated,
-                self.state,
+                self.memory.state,
                 final_state,
             )
 
@@ -407,7 +407,7 @@ class OnDevicePPO(OnDeviceLoop):
             return {}
         with self._autocast():
             _, _, states = self.model.unroll(b["obs"], self.h0, b["first"])
-        drift = (states[-1] - self.state).square().mean(-1).sqrt()
+        drift = (states[-1] - self.memory.state).square().mean(-1).sqrt()
         return dict(
             state_drift_mean=drift.mean().item(),
             state_drift_p95=drift.quantile(0.95).item(),
@@ -458,14 +458,13 @@ class OnDevicePPO(OnDeviceLoop):
     def _own_state(self) -> dict:
         return dict(
             model={k: v.detach().clone() for k, v in self.model.state_dict().items()},
-            policy_state=self.state.clone(),
-            first=self.first.clone(),
+            memory=self.memory.state_dict(),
         )
 
     def _load_own(self, sd: dict) -> None:
         self.model.load_state_dict(sd["model"])
-        self.state = sd["policy_state"].to(self.device).clone()
-        self.first = sd["first"].to(self.device).clone()
+        if "memory" in sd:  # (a checkpoint from before recurrent policies has none)
+            self.memory.load_state_dict(sd["memory"])
 
 # %% ../nbs/09_ondevice.ipynb 24
 class OnDeviceIMPALA(OnDevicePPO):

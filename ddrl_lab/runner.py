@@ -15,7 +15,7 @@ import torch
 
 from .config import Config
 from .envs import env_seeds
-from .models import bf16_autocast, make_policy, policy_act, set_weights
+from .models import EnvStates, bf16_autocast, make_policy, policy_act, set_weights
 from .numerics import choose_numerics
 from .pools import make_env_pool
 from .codecs import Encoded, get_codec
@@ -66,10 +66,8 @@ class EnvRunner(DrillKnobs):
         )
         # DQN's acts epsilon-greedily
         self.model = make_policy(cfg, *spaces, self.numerics.channels_last)
-        # a recurrent policy's memory: each env's state (zero-width for a feed-forward policy) and
-        # which envs start an episode at their next step
-        self.state = self.model.initial_state(cfg.env.num_envs)
-        self.first = torch.ones(cfg.env.num_envs, dtype=torch.bool)
+        # a recurrent policy's memory of the envs (zero-width for a feed-forward policy)
+        self.memory = EnvStates(self.model, cfg.env.num_envs)
         self.gen = torch.Generator().manual_seed(cfg.run.seed * 1_000_003 + worker_id)
         self.num_actions, self.uniform = int(spaces[1].n), False
         self.uniform_logp = np.float32(-np.log(self.num_actions))
@@ -102,24 +100,24 @@ class EnvRunner(DrillKnobs):
             np.empty((T, M), bool),
         )
         final_obs, final_index, ep_returns, ep_lengths, self._ends = [], [], [], [], []
-        # the state at the first step, zero where an episode starts there
-        h0 = self.state.masked_fill(self.first[:, None], 0.0)
+        h0 = self.memory.start()
         for t in range(T):
             obs[t] = self.obs
+            state = self.memory.state  # (no policy: the memory stands still)
             if self.uniform:
                 action = torch.randint(self.num_actions, (M,), generator=self.gen)
                 lp = self.uniform_logp
             else:
                 with torch.inference_mode(), self.autocast():
-                    action, lp, self.state = policy_act(
-                        self.model, torch.as_tensor(self.obs), self.state, self.first, self.gen
+                    action, lp, state = policy_act(
+                        self.model, torch.as_tensor(self.obs), state, self.memory.first, self.gen
                     )
                 lp = lp.numpy()
             actions[t], logp[t] = action.numpy(), lp
             step = self.pool.step(action if self._device is None else action.to(self._device))
             self.obs, rewards[t] = to_numpy(step.obs), to_numpy(step.reward)
             terminated[t], truncated[t] = to_numpy(step.terminated), to_numpy(step.truncated)
-            self.first = torch.from_numpy(terminated[t] | truncated[t])
+            self.memory.advance(state, torch.from_numpy(terminated[t] | truncated[t]))
             done = np.flatnonzero(terminated[t] | truncated[t])
             if len(done):
                 final, ret, length = (
@@ -223,8 +221,7 @@ class EnvRunner(DrillKnobs):
             version=self.version,
             gen=self.gen.get_state(),
             tainted=self.taint.tainted.tolist(),
-            policy_state=self.state.clone(),
-            first=self.first.clone(),
+            memory=self.memory.state_dict(),
         )
         pool = self.pool.state_dict() if hasattr(self.pool, "state_dict") else None
         if pool is not None:
@@ -237,8 +234,8 @@ class EnvRunner(DrillKnobs):
         self.seq, self.env_steps, self.episodes = sd["seq"], sd["env_steps"], sd["episodes"]
         if "gen" in sd:
             self.gen.set_state(sd["gen"])
-        if "policy_state" in sd:  # a recurrent policy's memory of the episodes it continues
-            self.state, self.first = sd["policy_state"].clone(), sd["first"].clone()
+        if "memory" in sd:  # a recurrent policy's memory of the episodes it continues
+            self.memory.load_state_dict(sd["memory"])
         # the envs continue their episodes, and with them what tainted them
         if "pool" in sd:
             self.pool.load_state_dict(sd["pool"])
