@@ -1454,4 +1454,5 @@ d = { 'settings': { 'branch': 'main',
                                      'ddrl_lab.torch_envs.make_torch_pool': ('torch_envs.html#make_torch_pool', 'ddrl_lab/torch_envs.py'),
                                      'ddrl_lab.torch_envs.minatar_lockstep': ('torch_envs.html#minatar_lockstep', 'ddrl_lab/torch_envs.py'),
                                      'ddrl_lab.torch_envs.mix64': ('torch_envs.html#mix64', 'ddrl_lab/torch_envs.py'),
+                                     'ddrl_lab.torch_envs.stacked': ('torch_envs.html#stacked', 'ddrl_lab/torch_envs.py'),
                                      'ddrl_lab.torch_envs.stream_keys': ('torch_envs.html#stream_keys', 'ddrl_lab/torch_envs.py')}}}

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import time
+from typing import Optional
 
 from .bench import Recorder
 from .ondevice import OnDevicePPO
@@ -19,22 +20,28 @@ TARGET = 350.0
 POLICIES = ("none", "lstm", "gru")
 
 
-def memory_run(rnn: str, seed: int, budget: int, every: int = 50_000) -> dict:
-    """PPO with `algo.rnn = rnn` on StatelessCartPole for `budget` env steps: steps and seconds
-    to `TARGET` (None if never), the final mean return and `[env_steps, mean return]` points."""
-    agent = OnDevicePPO(PRESET, {"algo.rnn": rnn, "run.seed": seed}, num_threads=None)
+def memory_run(
+    rnn: str, seed: int, budget: int, every: int = 50_000, overrides: Optional[dict] = None
+) -> dict:
+    """PPO with `algo.rnn = rnn` (and `overrides`) on StatelessCartPole for `budget` env steps:
+    steps and seconds to `TARGET` (None if never), the final mean return, `[env_steps, mean
+    return]` points and the wall time at each (`seconds`)."""
+    cfg = {"algo.rnn": rnn, "run.seed": seed, **(overrides or {})}
+    agent = OnDevicePPO(PRESET, cfg, num_threads=None)
     agent.target = TARGET  # recorded when first reached; the run goes on
-    curve, mark = [], every
+    curve, seconds, mark = [], [], every
     while agent.env_steps < budget:
         agent.iterate()
         if agent.env_steps >= mark:
             curve.append([agent.env_steps, round(agent.return_mean(), 1)])
+            seconds.append(round(time.perf_counter() - agent.t_created, 2))
             mark += every
     return dict(
         steps_to_target=agent.steps_to_target,
         time_to_target_s=agent.time_to_target_s,
         final_return=agent.return_mean(),
         curve=curve,
+        seconds=seconds,
         wall_s=time.perf_counter() - agent.t_created,
     )
 

@@ -62,6 +62,9 @@ class EnvConfig:
     device: str = setting("cpu", choices=("cpu", "cuda"))
     frame_skip: int = setting(4, lo=1, hi=100)  # ale: agent step = this many frames (max-pooled)
     frame_stack: int = setting(4, lo=1, hi=64)  # ale: frames stacked into one observation
+    # gymnasium and torch: the last obs_stack observations side by side, zeros before an
+    # episode's first (1: the current one only)
+    obs_stack: int = setting(1, lo=1, hi=64)
     # ale: probability of repeating the previous action
     sticky_actions: float = setting(0.25, lo=0.0, hi=1.0)
     noop_max: int = setting(30, lo=0)  # ale: up to this many no-op actions after reset
@@ -139,6 +142,9 @@ class AlgoConfig:
     # steps per truncated-BPTT chunk of a recurrent PPO minibatch (None: the whole segment); it
     # must divide segment_length
     bptt: Optional[int] = setting(None, lo=1)
+    # the state a learner unrolls each segment from: the one its actor stored (h0) or zeros (for
+    # studying what the stored state buys)
+    rnn_h0: str = setting("stored", choices=("stored", "zero"))
 
 
 @dataclass

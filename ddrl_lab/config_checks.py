@@ -186,6 +186,11 @@ def check_consistency(c: Config) -> list[str]:
             f"run.runtime=ray to use a cluster."
         )
     p += recurrent_problems(c)
+    if c.env.obs_stack > 1 and c.env.backend == "ale":
+        p.append(
+            f"env.obs_stack = {c.env.obs_stack} stacks vector observations (gymnasium, torch); "
+            "Atari stacks frames with env.frame_stack: set env.obs_stack=1."
+        )
     if c.algo.loss_reduction == "sum" and c.algo.name != "impala":
         p.append(
             f"algo.loss_reduction = 'sum' applies to impala's V-trace loss (algo.name = "

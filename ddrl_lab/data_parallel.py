@@ -28,7 +28,7 @@ __all__ = ['env_spaces_of', 'normalized', 'data_parallel_update', 'single_proces
 # %% ../nbs/09d_data_parallel.ipynb 5
 def env_spaces_of(cfg: Config) -> tuple[gym.Space, gym.Space]:
     "The observation and action spaces of `cfg`'s torch env."
-    pool = make_torch_pool(cfg.env.id, 1)
+    pool = make_torch_pool(cfg.env.id, 1, obs_stack=cfg.env.obs_stack)
     return pool.single_observation_space, pool.single_action_space
 
 

@@ -496,7 +496,8 @@ def _tensors(self: Learner, b: Segment) -> dict:
     dones = terminated | t(b.truncated, torch.bool)
     # an episode starts after every end; a worker sends h0 zeroed where one starts at step 0
     first = torch.cat([torch.zeros_like(dones[:1]), dones[:-1]])
-    h0 = t(b.h0) if b.h0.size else self.model.initial_state(dones.shape[1])
+    stored = b.h0.size and self.algo.rnn_h0 == "stored"
+    h0 = t(b.h0) if stored else self.model.initial_state(dones.shape[1])
     final_index = t(b.final_index, torch.int64)
     with torch.no_grad(), self.autocast():
         _, values, states = self.model.unroll(obs, h0, first)

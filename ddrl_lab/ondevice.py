@@ -68,7 +68,11 @@ class OnDeviceLoop:
             dev = torch.device("cuda", torch.cuda.current_device())
         self.device = dev
         self.pool = make_torch_pool(
-            cfg.env.id, cfg.env.num_envs, device=dev, max_episode_steps=cfg.env.max_episode_steps
+            cfg.env.id,
+            cfg.env.num_envs,
+            device=dev,
+            max_episode_steps=cfg.env.max_episode_steps,
+            obs_stack=cfg.env.obs_stack,
         )
         # member `rank` of a data-parallel group: its own envs
         self.obs = self.pool.reset(env_seeds(cfg.env, rank, cfg.run.seed))
@@ -310,7 +314,12 @@ class OnDevicePPO(OnDeviceLoop):
         returns episode stats."""
         t0, model, T = time.perf_counter(), self.model, self.cfg.algo.segment_length
         obs, state, first = self.obs, self.memory.state, self.memory.first
-        self.h0 = self.memory.start()
+        # the state the learner unrolls the rollout from: the actors' (or zeros, algo.rnn_h0)
+        self.h0 = (
+            self.memory.start()
+            if self.cfg.algo.rnn_h0 == "stored"
+            else state.new_zeros(state.shape)
+        )
         for t in range(T):
             self.b_obs[t] = obs
             with self._autocast():

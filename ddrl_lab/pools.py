@@ -25,7 +25,11 @@ def make_env_pool(cfg: EnvConfig, cores: Optional[int] = None):
     gymnasium, batched tensors for torch."""
     if cfg.backend == "torch":
         return make_torch_pool(
-            cfg.id, cfg.num_envs, device=cfg.device, max_episode_steps=cfg.max_episode_steps
+            cfg.id,
+            cfg.num_envs,
+            device=cfg.device,
+            max_episode_steps=cfg.max_episode_steps,
+            obs_stack=cfg.obs_stack,
         )
     return make_cpu_pool(cfg, cores)
 

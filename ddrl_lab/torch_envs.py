@@ -18,7 +18,7 @@ from .envs import PoolStep
 
 # %% auto 0
 __all__ = ['TORCH_ENVS', 'mix64', 'stream_keys', 'counter_uniform', 'TorchCartPole', 'TorchBreakout', 'minatar_lockstep',
-           'TorchStatelessCartPole', 'TorchRepeatPrevious', 'make_torch_pool']
+           'TorchStatelessCartPole', 'TorchRepeatPrevious', 'stacked', 'make_torch_pool']
 
 # %% ../nbs/01b_torch_envs.ipynb 5
 _MASK64 = (1 << 64) - 1
@@ -525,6 +525,42 @@ class TorchRepeatPrevious:
         pass
 
 # %% ../nbs/01b_torch_envs.ipynb 37
+def stacked(cls: type, k: int) -> type:
+    """A torch pool class like `cls` whose observations are its last `k` `(k, *obs)`, zeros before
+    an episode's first."""
+
+    class Stacked(cls):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            space = self.single_observation_space
+            self.single_observation_space = gym.spaces.Box(
+                np.repeat(np.minimum(space.low, 0)[None], k, 0),
+                np.repeat(np.maximum(space.high, 0)[None], k, 0),
+                dtype=space.dtype,
+            )
+
+        def reset(self, seeds: Sequence[int]) -> torch.Tensor:
+            obs = super().reset(seeds)
+            self.window = torch.zeros(
+                (len(obs), k, *obs.shape[1:]), dtype=obs.dtype, device=obs.device
+            )
+            self.window[:, -1] = obs
+            return self.window.clone()
+
+        def step(self, actions: torch.Tensor) -> PoolStep:
+            s = super().step(actions)
+            done = s.terminated | s.truncated
+            final = torch.cat([self.window[:, 1:], s.final_obs[:, None]], 1)
+            window = final.clone()
+            window[done] = 0
+            window[:, -1] = s.obs
+            self.window = window
+            return dataclasses.replace(s, obs=window.clone(), final_obs=final)
+
+    Stacked.__name__ = f"{cls.__name__}Stack{k}"
+    return Stacked
+
+# %% ../nbs/01b_torch_envs.ipynb 40
 TORCH_ENVS: dict[str, type] = {
     "CartPole-v1": TorchCartPole,
     "StatelessCartPole-v1": TorchStatelessCartPole,
@@ -534,10 +570,14 @@ TORCH_ENVS: dict[str, type] = {
 
 
 def make_torch_pool(
-    env_id: str, num_envs: int, device="cpu", max_episode_steps: Optional[int] = None
+    env_id: str,
+    num_envs: int,
+    device="cpu",
+    max_episode_steps: Optional[int] = None,
+    obs_stack: int = 1,
 ):
     """A torch env pool of `num_envs` replicas of `env_id` on `device` (`max_episode_steps=None`:
-    the game's default cap)."""
+    the game's default cap; `obs_stack > 1`: the last `obs_stack` observations, `stacked`)."""
     if env_id not in TORCH_ENVS:
         close = difflib.get_close_matches(env_id, list(TORCH_ENVS), n=1)
         hint = f" (did you mean '{close[0]}'?)" if close else ""
@@ -545,4 +585,5 @@ def make_torch_pool(
             f"env.id = {env_id!r} has no torch implementation{hint}; "
             f"available with env.backend=torch: {', '.join(TORCH_ENVS)}."
         )
-    return TORCH_ENVS[env_id](num_envs, device=device, max_episode_steps=max_episode_steps)
+    cls = TORCH_ENVS[env_id] if obs_stack == 1 else stacked(TORCH_ENVS[env_id], obs_stack)
+    return cls(num_envs, device=device, max_episode_steps=max_episode_steps)

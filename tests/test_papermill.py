@@ -62,3 +62,27 @@ def test_sync_modes_rejects_a_bad_parameter_first(tmp_path):
                             parameters=dict(local_steps=0, out=str(tmp_path / "runs")))
     assert "sync.local_steps = 0" in str(e.value)
     assert not (tmp_path / "runs").exists()
+
+
+RECURRENT = ROOT / "nbs" / "experiments" / "recurrent.ipynb"
+
+
+def test_recurrent_study_runs_both_parts(tmp_path):
+    """Small parameters, one process: part 1's four policies on the device, part 2's async runs from the stored state
+    and from zeros; the notebook ends with both tables."""
+    out_nb = tmp_path / "recurrent.ipynb"
+    pm.execute_notebook(str(RECURRENT), str(out_nb), kernel_name="python3", progress_bar=False,
+                        parameters=dict(out=str(tmp_path / "runs"), total_env_steps=8192, staleness=[2],
+                                        lag_env_steps=4096, lag_workers=2, runtime="serial"))
+    runs = sorted(p.name.split("-")[1:3] for p in (tmp_path / "runs").iterdir())
+    assert runs == [["lag2", "stored"], ["lag2", "zero"]], runs
+    text = out_nb.read_text()
+    assert "stack4" in text and "state_drift_mean" in text and "final_return" in text
+
+
+def test_recurrent_study_rejects_an_unknown_policy_first(tmp_path):
+    with pytest.raises(pm.PapermillExecutionError) as e:
+        pm.execute_notebook(str(RECURRENT), str(tmp_path / "bad.ipynb"), kernel_name="python3", progress_bar=False,
+                            parameters=dict(policies=["lstm", "transformer"], out=str(tmp_path / "runs")))
+    assert "unknown ['transformer']" in str(e.value)
+    assert not (tmp_path / "runs").exists()
