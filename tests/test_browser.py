@@ -26,7 +26,9 @@ ARTIFACTS = ROOT / "tests" / "artifacts"
 PRESET, KNOB, KEY, BAD = "cartpole-soft", "local_steps", "sync.local_steps", 0
 # The jobs the browser steers: (preset, knob its slider moves, runtime, workers). Soft sync on Ray, and the on-device loop
 # in the kernel's own process (its lr on a log slider, whose readout shows 3 significant digits).
-STEERED = [("cartpole-soft", "local_steps", "ray", 2), ("cartpole-ondevice", "lr", "serial", 1)]
+STEERED = [("cartpole-soft", "local_steps", "ray", 2), ("cartpole-ondevice", "lr", "serial", 1),
+           ("stateless-cartpole-lstm-ondevice", "lr", "serial", 1)]     # (a recurrent policy: its state drift drawn)
+RECURRENT = {"stateless-cartpole-lstm-ondevice"}
 KERNEL = "ddrl-lab"                               # the venv's kernelspec (the Makefile installs it with --sys-prefix)
 
 needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} is missing: the browser test drives the "
@@ -203,7 +205,7 @@ def _state(page, runs: Path) -> str:
             f"cell outputs: {[o[:300] for o in outputs]}")
 
 
-def _steer(page, lab: Lab, runs: Path, t0: float, timings: dict, knob: str) -> dict:
+def _steer(page, lab: Lab, runs: Path, t0: float, timings: dict, knob: str, drift: bool = False) -> dict:
     "Open the demo, run it, move the knob's slider; what it saw."
     page.goto(f"{lab.url}/lab/tree/{DEMO.name}?token={lab.token}")
     page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget "
@@ -247,6 +249,9 @@ def _steer(page, lab: Lab, runs: Path, t0: float, timings: dict, knob: str) -> d
     later = _wait("more points in the return plot", lambda: (lambda p: p if p[0] >= at_move[0] + 3 and p[1] > at_move[1] else None)(
         page.evaluate(PLOT, "episode return")), 60)
     timings["more_points_s"] = time.monotonic() - t0
+    if drift:   # a recurrent policy's run: the state-drift panel has points too
+        _wait("points in the state-drift plot", lambda: (page.evaluate(PLOT, "recurrent state drift") or [0])[0] > 0, 60)
+        timings["drift_points_s"] = time.monotonic() - t0
     dashboard = page.locator(".jp-OutputArea-output").filter(has=page.locator(".widget-slider"))
     dashboard.screenshot(path=str(ARTIFACTS / f"dashboard-{knob}.png"))
     heals = _ask(page, KERNEL_SAYS, "print(dash.heals)").strip()      # panels the dashboard had to give a new figure
@@ -275,7 +280,7 @@ def test_slider_steers_a_job_in_jupyterlab(tmp_path, child_env, preset, knob, ru
                 page.on("console", lambda m: console.append(f"{m.type}: {m.text[:300]}") if m.type in ("error", "warning") else None)
                 page.on("pageerror", lambda e: console.append(f"pageerror: {str(e)[:300]}"))
                 try:
-                    got = _steer(page, lab, runs, t0, timings, knob)
+                    got = _steer(page, lab, runs, t0, timings, knob, drift=preset in RECURRENT)
                 except Exception as e:
                     page.screenshot(path=str(ARTIFACTS / f"dashboard-{knob}-failure.png"))
                     raise AssertionError(f"{e}\n{_state(page, runs)}\nplots {_ask(page, PLOTS)}\n"
