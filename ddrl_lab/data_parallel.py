@@ -15,7 +15,7 @@ import torch.multiprocessing as mp
 
 from .config import Config, config_from_dict, config_to_dict
 from .evaluate import column_batches
-from .learner import resolve_device
+from .numerics import resolve_device
 from .models import make_policy
 from .ondevice import OnDevicePPO
 from .ondevice_ops import grad_step

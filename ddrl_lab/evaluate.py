@@ -11,7 +11,8 @@ import torch
 from torch import nn
 
 # %% auto 0
-__all__ = ['next_step', 'bootstrap_values', 'evaluate', 'next_values', 'column_batches', 'minibatches', 'states_before']
+__all__ = ['PER_ENV', 'next_step', 'bootstrap_values', 'evaluate', 'next_values', 'column_batches', 'minibatches',
+           'states_before', 'segment_batch', 'StateDrift']
 
 # %% ../nbs/06c_evaluate.ipynb 6
 def next_step(
@@ -122,3 +123,72 @@ def states_before(
         return h0.expand(T, *h0.shape)
     _, _, states = model.unroll(obs, h0, first)
     return torch.cat([h0[None], states[:-1]])
+
+# %% ../nbs/06c_evaluate.ipynb 23
+# keys of `segment_batch` with one entry per env, not per step: the first and the last state
+PER_ENV = ("h0", "h_end")
+
+
+@torch.no_grad()
+def segment_batch(model: nn.Module, b, device, stored_h0: bool = True) -> dict:
+    """A segment batch `b` as `(T, M)` tensors on `device`, with values and bootstrap values from
+    `model` (under the caller's autocast), `first` flags, `h0` and `h_end` (`(M, S)`)."""
+    t = lambda x, dtype=torch.float32: torch.as_tensor(x, dtype=dtype, device=device)
+    obs, next_obs, final_obs = (
+        torch.as_tensor(x, device=device) for x in (b.obs, b.next_obs, b.final_obs)
+    )
+    terminated = t(b.terminated, torch.bool)
+    dones = terminated | t(b.truncated, torch.bool)
+    first = torch.cat([torch.zeros_like(dones[:1]), dones[:-1]])
+    h0 = t(b.h0) if b.h0.size and stored_h0 else model.initial_state(dones.shape[1])
+    final_index = t(b.final_index, torch.int64)
+    _, values, states = model.unroll(obs, h0, first)
+    values = values.float()
+    final_state = states.flatten(0, 1)[final_index]
+    next_vals = next_values(
+        model, values, next_obs, final_obs, final_index, terminated, states[-1], final_state
+    )
+    return dict(
+        obs=obs,
+        actions=t(b.actions, torch.int64),
+        logp=t(b.logp),
+        rewards=t(b.rewards),
+        terminated=terminated,
+        dones=dones,
+        values=values,
+        next_values=next_vals,
+        first=first,
+        h0=h0,
+        h_end=states[-1],
+    )
+
+
+class StateDrift:
+    """Each env's state at the end of its last trained segment (by env id and segment number), and
+    how far the next segment's `h0` lies from it."""
+
+    def __init__(self):
+        self.ends: dict = {}
+
+    def measure(self, segments: list, h0) -> dict:
+        """`state_drift_mean` and `_p95` (RMS over the state's units) over the envs of `segments`
+        (side by side in `h0`) whose previous segment was remembered; {} if none."""
+        h0, gaps, col = torch.as_tensor(h0), [], 0
+        for seg in segments:
+            for e in seg.env_ids:
+                seq, prev = self.ends.get(e, (None, None))
+                if seq == seg.seq - 1 and prev is not None:
+                    gaps.append((h0[col] - prev).square().mean().sqrt())
+                col += 1
+        if not gaps:
+            return {}
+        gaps = torch.stack(gaps)
+        return dict(state_drift_mean=gaps.mean().item(), state_drift_p95=gaps.quantile(0.95).item())
+
+    def remember(self, segments: list, h_end: torch.Tensor, open_: torch.Tensor) -> None:
+        "The end states `h_end` of `segments`' envs (None where the episode ended: `open_` False)."
+        h_end, col = h_end.cpu(), 0
+        for seg in segments:
+            for e in seg.env_ids:
+                self.ends[e] = (seg.seq, h_end[col] if open_[col] else None)
+                col += 1

@@ -29,7 +29,8 @@ import ddrl_lab
 from .config import Config, ConfigError, config_hash, load_config, save_config
 from .envs import env_seeds
 from .pools import env_spaces
-from .learner import newest_checkpoint, resolve_device
+from .learner import newest_checkpoint
+from .numerics import resolve_device
 from .numerics import choose_numerics, compute_info
 from .loops.base import Ledger, Loop
 from .criteria import CriteriaCheck

@@ -20,15 +20,21 @@ from fastcore.basics import patch
 from .codecs import Encoded, get_codec
 from .runtime import PeerLost
 from .config import Config, config_hash
-from .evaluate import evaluate, minibatches, next_values, states_before
+from ddrl_lab.evaluate import (
+    PER_ENV,
+    StateDrift,
+    evaluate,
+    minibatches,
+    segment_batch,
+    states_before,
+)
 from .models import get_weights, make_policy, set_weights
-from .numerics import choose_numerics
-from .optim import flat_parameters, flat_step, make_optimizer
+from .numerics import choose_numerics, resolve_device
+from .optim import flat_parameters, flat_step, make_optimizer, scheduled_lr
 from .segments import Segment, concat_segments, validate_segment
 
 # %% auto 0
-__all__ = ['PER_ENV', 'newest_checkpoint', 'resolve_device', 'knob_values', 'timed', 'Learner', 'scheduled_lr', 'meeting_address',
-           'init_group', 'group_mean_']
+__all__ = ['newest_checkpoint', 'knob_values', 'timed', 'Learner', 'meeting_address', 'init_group', 'group_mean_']
 
 # %% ../nbs/07_learner.ipynb 4
 def newest_checkpoint(checkpoint_dir) -> Optional[Path]:
@@ -36,15 +42,6 @@ def newest_checkpoint(checkpoint_dir) -> Optional[Path]:
     sort), or None."""
     ckpts = sorted(Path(checkpoint_dir).glob("learner-v*.pt")) if checkpoint_dir else []
     return ckpts[-1] if ckpts else None
-
-
-def resolve_device(name: str) -> torch.device:
-    "`auto` means CUDA when there is one, else the CPU."
-    if name == "auto":
-        name = "cuda" if torch.cuda.is_available() else "cpu"
-    if name == "cuda" and not torch.cuda.is_available():
-        raise RuntimeError("topology.device = 'cuda' but torch sees no CUDA device")
-    return torch.device(name)
 
 
 def knob_values(names: tuple, algo, knobs: dict, who: str) -> dict:
@@ -111,7 +108,7 @@ class Learner:
         self.rejected = Counter()  # worker_id -> rejected segments
         self.rejections = deque(maxlen=100)  # provenance of the latest rejections
         # a recurrent policy's state at the end of each env's last trained segment (state_drift)
-        self.end_states = {}
+        self.drift = StateDrift()
         self.codec = get_codec(cfg.channel.codec)  # how segments arrive from the workers
         self.incarnation = uuid.uuid4().hex[:12]  # new after every restart
         self.restored_from = None
@@ -153,16 +150,6 @@ def autocast(self: Learner):
     """bf16 autocast for forward passes where `algo.bf16` resolves to it on this device
     (`choose_numerics`), else a no-op."""
     return self.numerics.autocast(self.device.type)
-
-
-def scheduled_lr(lr: float, algo, opt_steps: int, env_steps: int, total_env_steps: int) -> float:
-    """The learning rate of the next optimizer step (every learner's, host and on-device): `lr` ×
-    warmup × optional anneal."""
-    if algo.lr_warmup_updates:
-        lr *= min(1.0, (opt_steps + 1) / algo.lr_warmup_updates)
-    if algo.anneal_lr:
-        lr *= max(0.0, 1 - env_steps / total_env_steps)
-    return lr
 
 
 @patch
@@ -479,92 +466,27 @@ def _intake(self: Learner, segments, max_staleness: Optional[int]) -> tuple[dict
     return info, good
 
 
-# keys of `_tensors` with one entry per env, not per step: the first and the last state
-PER_ENV = ("h0", "h_end")
-
-
 @patch
 def _tensors(self: Learner, b: Segment) -> dict:
-    """A segment batch as tensors on the device, with bootstrap values from the current model (no
-    grad). A recurrent policy's batch also holds `h0` `(M, S)` (its state at the first step) and
-    the `first` flags, and its values and bootstrap values come from one unroll from `h0`."""
-    t = lambda x, dtype=torch.float32: torch.as_tensor(x, dtype=dtype, device=self.device)
-    obs, next_obs, final_obs = (
-        torch.as_tensor(x, device=self.device) for x in (b.obs, b.next_obs, b.final_obs)
-    )
-    terminated = t(b.terminated, torch.bool)
-    dones = terminated | t(b.truncated, torch.bool)
-    # an episode starts after every end; a worker sends h0 zeroed where one starts at step 0
-    first = torch.cat([torch.zeros_like(dones[:1]), dones[:-1]])
-    stored = b.h0.size and self.algo.rnn_h0 == "stored"
-    h0 = t(b.h0) if stored else self.model.initial_state(dones.shape[1])
-    final_index = t(b.final_index, torch.int64)
-    with torch.no_grad(), self.autocast():
-        _, values, states = self.model.unroll(obs, h0, first)
-        values = values.float()
-        next_vals = next_values(
-            self.model,
-            values,
-            next_obs,
-            final_obs,
-            final_index,
-            terminated,
-            states[-1],
-            states.flatten(0, 1)[final_index],
-        )
-    return dict(
-        obs=obs,
-        actions=t(b.actions, torch.int64),
-        logp=t(b.logp),
-        rewards=t(b.rewards),
-        terminated=terminated,
-        dones=dones,
-        values=values,
-        next_values=next_vals,
-        first=first,
-        h0=h0,
-        h_end=states[-1],
-    )
+    """A segment batch as tensors on the device, with values and bootstrap values from the current
+    model (`evaluate.segment_batch`: a recurrent policy's from one unroll from `h0`)."""
+    with self.autocast():
+        return segment_batch(self.model, b, self.device, self.algo.rnn_h0 == "stored")
 
 
 @patch
 def _state_drift(self: Learner, good: list, batch: Segment) -> dict:
-    """For a recurrent policy: how far each env's first state `h0` (what its actor carried into
-    the segment) lies from the state this learner's weights reach over the env's previous segment
-    (`_remember_end_states`, after the update on it), RMS over the state's units:
-    `state_drift_mean` and `_p95` over the envs whose previous segment it trained and whose episode
-    went on; {} otherwise."""
-    if not self.model.state_size:
-        return {}
-    h0, gaps, col = torch.as_tensor(batch.h0), [], 0
-    for seg in good:
-        for e in seg.env_ids:
-            seq, prev = self.end_states.get(e, (None, None))
-            if seq == seg.seq - 1 and prev is not None:
-                gaps.append((h0[col] - prev).square().mean().sqrt())
-            col += 1
-    if not gaps:
-        return {}
-    gaps = torch.stack(gaps)
-    return dict(state_drift_mean=gaps.mean().item(), state_drift_p95=gaps.quantile(0.95).item())
+    """For a recurrent policy: how far each env's first state lies from the state this learner's
+    weights reached over the env's previous segment (`evaluate.StateDrift`); {} otherwise."""
+    return self.drift.measure(good, batch.h0) if self.model.state_size else {}
 
 
 @patch
-@torch.no_grad()
 def _remember_end_states(self: Learner, good: list, batch: Segment) -> None:
-    """The state the current weights reach at the end of each env's segment in `batch` (None where
-    the episode ended there), by env id and segment number, for the next `_state_drift`."""
-    if not self.model.state_size:
-        return
-    ends, open_ = (
-        self._tensors(batch)["h_end"].cpu(),
-        ~torch.as_tensor(batch.terminated[-1] | batch.truncated[-1]),
-    )
-    col = 0
-    for seg in good:
-        for e in seg.env_ids:
-            self.end_states[e] = (seg.seq, ends[col] if open_[col] else None)
-            col += 1
+    "The state the current weights reach at the end of each env's segment, for `_state_drift`."
+    if self.model.state_size:
+        t = self._tensors(batch)
+        self.drift.remember(good, t["h_end"], ~t["dones"][-1])
 
 
 @patch

@@ -19,10 +19,19 @@ from torch import nn
 from .models import bf16_autocast, prepare_obs, resolve_torso, torso_layers
 
 # %% auto 0
-__all__ = ['BF16_EMULATED', 'VARIANT_MARGIN', 'MEASURE_BATCH', 'bf16_native', 'bf16_warning', 'variant_seconds', 'choose_variant',
-           'Numerics', 'train_batch', 'choose_numerics', 'cpu_model', 'compute_info']
+__all__ = ['BF16_EMULATED', 'VARIANT_MARGIN', 'MEASURE_BATCH', 'resolve_device', 'bf16_native', 'bf16_warning', 'variant_seconds',
+           'choose_variant', 'Numerics', 'train_batch', 'choose_numerics', 'cpu_model', 'compute_info']
 
 # %% ../nbs/05a_numerics.ipynb 5
+def resolve_device(name: str) -> torch.device:
+    "`auto` means CUDA when there is one, else the CPU."
+    if name == "auto":
+        name = "cuda" if torch.cuda.is_available() else "cpu"
+    if name == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("topology.device = 'cuda' but torch sees no CUDA device")
+    return torch.device(name)
+
+# %% ../nbs/05a_numerics.ipynb 7
 BF16_EMULATED = "bf16 is emulated on this {kind}: about 10× slower; set algo.bf16=auto"
 
 
@@ -46,7 +55,7 @@ def bf16_warning(setting, device="cpu") -> Optional[str]:
     kind = "GPU" if torch.device(device).type == "cuda" else "CPU"
     return BF16_EMULATED.format(kind=kind)
 
-# %% ../nbs/05a_numerics.ipynb 9
+# %% ../nbs/05a_numerics.ipynb 11
 # a variant must measure at least this much faster than the choice before it to be chosen
 VARIANT_MARGIN = 1.05
 MEASURE_BATCH = 256  # the largest batch measured (the choice is the same beyond it)
@@ -134,7 +143,7 @@ def choose_variant(
             chosen = variant
     return chosen
 
-# %% ../nbs/05a_numerics.ipynb 13
+# %% ../nbs/05a_numerics.ipynb 15
 @dataclass(frozen=True)
 class Numerics:
     """How one component computes: bf16 autocast or not, channels-last or not, and the warning of an
@@ -176,7 +185,7 @@ def choose_numerics(
     )
     return Numerics(bf16, layout, bf16_warning(algo.bf16, device))
 
-# %% ../nbs/05a_numerics.ipynb 16
+# %% ../nbs/05a_numerics.ipynb 18
 def cpu_model() -> str:
     "The CPU model named in /proc/cpuinfo (`platform.processor()` elsewhere)."
     try:

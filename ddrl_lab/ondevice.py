@@ -16,12 +16,12 @@ import torch
 from .config import ConfigError, load_config
 from .envs import env_seeds
 from .evaluate import evaluate, minibatches, next_values, states_before
-from .learner import knob_values, resolve_device, scheduled_lr
+from .learner import knob_values
 from .losses import STAT_NAMES, gae
 from .models import EnvStates, make_policy, sample_actions
-from .numerics import choose_numerics
+from .numerics import choose_numerics, resolve_device
 from .ondevice_ops import grad_step
-from .optim import flat_parameters, flat_step, make_optimizer
+from .optim import flat_parameters, flat_step, make_optimizer, scheduled_lr
 from .targets import vtrace_objective
 from .torch_envs import make_torch_pool
 
@@ -534,7 +534,7 @@ class OnDeviceIMPALA(OnDevicePPO):
         self.train_s += time.perf_counter() - t0
         return {**stats, "lr": lr, **self.state_drift(b)}
 
-# %% ../nbs/09_ondevice.ipynb 34
+# %% ../nbs/09_ondevice.ipynb 36
 BREAKOUT_OVERRIDES = {
     "env.id": "Breakout-MinAtar-v0",
     "env.num_envs": 128,

@@ -10,7 +10,7 @@ import math
 import torch
 
 # %% auto 0
-__all__ = ['flat_parameters', 'FlatAdam', 'clip_flat_', 'flat_step', 'FlatRMSprop', 'make_optimizer']
+__all__ = ['flat_parameters', 'FlatAdam', 'clip_flat_', 'flat_step', 'FlatRMSprop', 'make_optimizer', 'scheduled_lr']
 
 # %% ../nbs/06d_optim.ipynb 5
 def flat_parameters(model: torch.nn.Module) -> tuple[torch.Tensor, torch.Tensor]:
@@ -129,3 +129,13 @@ def make_optimizer(param: torch.Tensor, grad: torch.Tensor, algo) -> FlatAdam | 
             eps=0.01 if algo.opt_eps is None else algo.opt_eps,
         )
     return FlatAdam(param, grad, algo.lr, eps=1e-5 if algo.opt_eps is None else algo.opt_eps)
+
+# %% ../nbs/06d_optim.ipynb 13
+def scheduled_lr(lr: float, algo, opt_steps: int, env_steps: int, total_env_steps: int) -> float:
+    """The learning rate of the next optimizer step (every learner's, host and on-device): `lr` ×
+    warmup × optional anneal."""
+    if algo.lr_warmup_updates:
+        lr *= min(1.0, (opt_steps + 1) / algo.lr_warmup_updates)
+    if algo.anneal_lr:
+        lr *= max(0.0, 1 - env_steps / total_env_steps)
+    return lr
