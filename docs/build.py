@@ -45,6 +45,8 @@ NOT_EXECUTED = {
                                 "replay configurations (about 15 minutes on 2 cores)",
     "experiments/live_dashboard.ipynb": "it is a live dashboard (sliders steering a running job): "
                                         "its widgets only work in a running kernel",
+    "experiments/recurrent.ipynb": "its default runs are 4 policies x 200,000 env steps on the device and 6 "
+                                   "asynchronous Ray jobs of 100,000 (about 10 minutes on 2 cores)",
 }
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
