@@ -252,8 +252,8 @@ class CentralLearner:
         trajectories = [self.trajectories[s["worker_id"]] for s in steps]
         # the state table's rows of these workers' envs
         rows = torch.cat([self._rows(s["worker_id"]) for s in steps])
-        h0 = self.memory.start()[rows]
         state, first = self.memory.rows(rows)
+        h0 = state.masked_fill(first[:, None], 0.0)  # (`EnvStates.start` of these rows only)
         model = self.learner.model
         # the learner's own parameters, read in place (bf16 as it trains)
         with torch.no_grad(), self.learner.autocast():

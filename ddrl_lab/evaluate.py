@@ -12,7 +12,7 @@ from torch import nn
 
 # %% auto 0
 __all__ = ['PER_ENV', 'next_step', 'bootstrap_values', 'evaluate', 'next_values', 'column_batches', 'minibatches',
-           'states_before', 'segment_batch', 'StateDrift']
+           'states_before', 'segment_batch', 'drift_figures', 'StateDrift']
 
 # %% ../nbs/06c_evaluate.ipynb 6
 def next_step(
@@ -163,6 +163,13 @@ def segment_batch(model: nn.Module, b, device, stored_h0: bool = True) -> dict:
     )
 
 
+def drift_figures(carried: torch.Tensor, reached: torch.Tensor) -> dict:
+    """`state_drift_mean` and `_p95` over envs of the RMS distance (over the state's units) between
+    the states the actors `carried` and those the learner's weights `reached`, `(n, S)` each."""
+    drift = (carried - reached).square().mean(-1).sqrt()
+    return dict(state_drift_mean=drift.mean().item(), state_drift_p95=drift.quantile(0.95).item())
+
+
 class StateDrift:
     """Each env's state at the end of its last trained segment (by env id and segment number), and
     how far the next segment's `h0` lies from it."""
@@ -173,17 +180,15 @@ class StateDrift:
     def measure(self, segments: list, h0) -> dict:
         """`state_drift_mean` and `_p95` (RMS over the state's units) over the envs of `segments`
         (side by side in `h0`) whose previous segment was remembered; {} if none."""
-        h0, gaps, col = torch.as_tensor(h0), [], 0
+        h0, cols, prevs, col = torch.as_tensor(h0), [], [], 0
         for seg in segments:
             for e in seg.env_ids:
                 seq, prev = self.ends.get(e, (None, None))
                 if seq == seg.seq - 1 and prev is not None:
-                    gaps.append((h0[col] - prev).square().mean().sqrt())
+                    cols.append(col)
+                    prevs.append(prev)
                 col += 1
-        if not gaps:
-            return {}
-        gaps = torch.stack(gaps)
-        return dict(state_drift_mean=gaps.mean().item(), state_drift_p95=gaps.quantile(0.95).item())
+        return drift_figures(h0[cols], torch.stack(prevs)) if cols else {}
 
     def remember(self, segments: list, h_end: torch.Tensor, open_: torch.Tensor) -> None:
         "The end states `h_end` of `segments`' envs (None where the episode ended: `open_` False)."

@@ -15,7 +15,7 @@ import torch
 
 from .config import ConfigError, load_config
 from .envs import env_seeds
-from .evaluate import evaluate, minibatches, next_values, states_before
+from .evaluate import drift_figures, evaluate, minibatches, next_values, states_before
 from .learner import knob_values
 from .losses import STAT_NAMES, gae
 from .models import EnvStates, make_policy, sample_actions
@@ -416,11 +416,7 @@ class OnDevicePPO(OnDeviceLoop):
             return {}
         with self._autocast():
             _, _, states = self.model.unroll(b["obs"], self.h0, b["first"])
-        drift = (states[-1] - self.memory.state).square().mean(-1).sqrt()
-        return dict(
-            state_drift_mean=drift.mean().item(),
-            state_drift_p95=drift.quantile(0.95).item(),
-        )
+        return drift_figures(self.memory.state, states[-1])
 
     def update(self, b: dict) -> dict:
         "PPO epochs over minibatches of `b`; bumps the policy version."
