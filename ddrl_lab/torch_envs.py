@@ -17,8 +17,8 @@ import torch
 from .envs import PoolStep
 
 # %% auto 0
-__all__ = ['TORCH_ENVS', 'mix64', 'stream_keys', 'counter_uniform', 'TorchCartPole', 'TorchBreakout', 'minatar_lockstep',
-           'TorchStatelessCartPole', 'TorchRepeatPrevious', 'stacked', 'make_torch_pool']
+__all__ = ['TORCH_ENVS', 'mix64', 'stream_keys', 'counter_uniform', 'count_step', 'TorchCartPole', 'TorchBreakout',
+           'minatar_lockstep', 'TorchStatelessCartPole', 'TorchRepeatPrevious', 'stacked', 'make_torch_pool']
 
 # %% ../nbs/01b_torch_envs.ipynb 5
 _MASK64 = (1 << 64) - 1
@@ -60,6 +60,20 @@ def _seed_tensor(seeds: Sequence[int], num_envs: int, device: torch.device) -> t
     if len(seeds) != num_envs:
         raise ValueError(f"reset got {len(seeds)} seeds for {num_envs} envs")
     return torch.as_tensor(list(seeds), dtype=torch.int64, device=device)
+
+
+def count_step(pool, reward: torch.Tensor, terminated: torch.Tensor):
+    """One step's episode books of a torch pool (every game's): `(lengths, returns, truncated,
+    done)` with this step counted, truncation at `pool.max_episode_steps` (None: never; a step that
+    terminates is not truncated), and the pool's running lengths and returns zeroed where an
+    episode ended."""
+    lengths, returns = pool._lengths + 1, pool._returns + reward
+    truncated = torch.zeros_like(terminated)
+    if pool.max_episode_steps is not None:
+        truncated = (lengths >= pool.max_episode_steps) & ~terminated
+    done = terminated | truncated
+    pool._lengths, pool._returns = lengths.masked_fill(done, 0), returns.masked_fill(done, 0.0)
+    return lengths, returns, truncated, done
 
 
 class TorchCartPole:
@@ -123,9 +137,7 @@ class TorchCartPole:
 
         terminated = (x.abs() > self.x_threshold) | (theta.abs() > self.theta_threshold_radians)
         reward = torch.ones(self.num_envs, dtype=torch.float32, device=self.device)
-        lengths, returns = self._lengths + 1, self._returns + reward
-        truncated = (lengths >= self.max_episode_steps) & ~terminated
-        done = terminated | truncated
+        lengths, returns, truncated, done = count_step(self, reward, terminated)
         final_obs = state.float()
 
         ended = done.nonzero().squeeze(1)
@@ -133,7 +145,6 @@ class TorchCartPole:
             self._episodes[ended] += 1
             state[ended] = self._initial_states(ended)
         self.state = state
-        self._lengths, self._returns = lengths.masked_fill(done, 0), returns.masked_fill(done, 0.0)
         return PoolStep(
             obs=state.float(),
             reward=reward,
@@ -277,16 +288,13 @@ class TorchBreakout:
         self.state = torch.stack([x, y, d, x0, y0, paddle, brick.long(), actions, n_bricks], 1)
 
         reward = broken.float()
-        lengths, returns = self._lengths + 1, self._returns + reward
-        truncated = (lengths >= self.max_episode_steps) & ~terminated
-        done = terminated | truncated
+        lengths, returns, truncated, done = count_step(self, reward, terminated)
         final_obs = obs = self.render()
         ended = done.nonzero().squeeze(1)
         if len(ended):
             self._episodes[ended] += 1
             self._start_games(ended)
             obs = obs.index_put((ended,), self.render(ended))
-        self._lengths, self._returns = lengths.masked_fill(done, 0), returns.masked_fill(done, 0.0)
         return PoolStep(
             obs=obs,
             reward=reward,
@@ -498,11 +506,7 @@ class TorchRepeatPrevious:
         terminated = self.dealt == self.DECK - 1
         self.dealt = self.dealt + 1
         obs = self._observe()
-        lengths, returns = self._lengths + 1, self._returns + reward
-        truncated = torch.zeros_like(terminated)
-        if self.max_episode_steps is not None:
-            truncated = (lengths >= self.max_episode_steps) & ~terminated
-        done = terminated | truncated
+        lengths, returns, truncated, done = count_step(self, reward, terminated)
         final_obs = obs.clone()
         ended = done.nonzero().squeeze(1)
         if len(ended):
@@ -510,7 +514,6 @@ class TorchRepeatPrevious:
             self.decks[ended] = self._new_decks(ended)
             self.dealt[ended] = 1
             obs = self._observe()
-        self._lengths, self._returns = lengths.masked_fill(done, 0), returns.masked_fill(done, 0.0)
         return PoolStep(
             obs=obs,
             reward=reward,
