@@ -26,8 +26,8 @@ ARTIFACTS = ROOT / "tests" / "artifacts"
 PRESET, KNOB, KEY, BAD = "cartpole-soft", "local_steps", "sync.local_steps", 0
 # The jobs the browser steers: (preset, knob its slider moves, runtime, workers). Soft sync on Ray, and the on-device loop
 # in the kernel's own process (its lr on a log slider, whose readout shows 3 significant digits).
-# the on-device case runs a recurrent policy: the same on-device slider, and its state-drift panel drawn
-STEERED = [("cartpole-soft", "local_steps", "ray", 2), ("stateless-cartpole-lstm-ondevice", "lr", "serial", 1)]
+STEERED = [("cartpole-soft", "local_steps", "ray", 2), ("cartpole-ondevice", "lr", "serial", 1),
+           ("stateless-cartpole-lstm-ondevice", "lr", "serial", 1)]     # (a recurrent policy: its state drift drawn)
 RECURRENT = {"stateless-cartpole-lstm-ondevice"}
 KERNEL = "ddrl-lab"                               # the venv's kernelspec (the Makefile installs it with --sys-prefix)
 
