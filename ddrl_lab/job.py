@@ -38,7 +38,7 @@ from .doctor import Diagnosis, diagnose
 from .episodes import record_episode
 from .metrics import MetricsLog, RowBuilder, TensorBoardLog, json_safe, read_metrics
 from .report import write_report
-from .runtime import make_runtime
+from .runtime import ActorDied, make_runtime
 from . import topologies
 from .steering import Steering
 from .topologies import LOOPS, check_supported, join_cluster, loop_for, parse_fault
@@ -571,10 +571,17 @@ def _write_meta(self: Job) -> None:
 @patch
 def _checkpoint(self: Job) -> Optional[Path]:
     """Write the learner's state to checkpoints/ (write, then rename: never a half-written file).
-    A failed write is counted and left for the next checkpoint; the run goes on."""
+    A failed write (or a learner that died before its state was read) is counted and left for the
+    next checkpoint; the run goes on."""
     import torch
 
-    sd = self.runtime.get(self.runtime.call(self.loop.state_actor(), "state_dict"))
+    try:
+        sd = self.runtime.get(self.runtime.call(self.loop.state_actor(), "state_dict"))
+    # the learner died after its update: nothing to save (it restarts from the newest checkpoint)
+    except ActorDied as e:
+        self.books["checkpoint_failures"] += 1
+        self.meta["last_checkpoint_error"] = str(e)
+        return None
     # a resume under another config is refused unless forced
     sd["config_hash"] = self.hash
     sd["driver"] = self.loop.driver_state()
