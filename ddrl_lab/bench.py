@@ -329,6 +329,7 @@ BENCHMARKS: dict[str, str] = {
     "driver": "ddrl_lab.bench_learning",
     "sync": "ddrl_lab.bench_learning",
     "recurrent": "ddrl_lab.bench_recurrent",
+    "r2d2": "ddrl_lab.bench_recurrent",
 }
 
 

@@ -9,10 +9,11 @@ import time
 from typing import Optional
 
 from .bench import Recorder
-from .ondevice import OnDevicePPO
+from .config import load_config
+from .loops.device import ondevice_core
 
 # %% auto 0
-__all__ = ['PRESET', 'TARGET', 'POLICIES', 'memory_run', 'bench_recurrent']
+__all__ = ['PRESET', 'TARGET', 'POLICIES', 'R2D2_RUNS', 'memory_run', 'print_curves', 'bench_recurrent', 'bench_r2d2']
 
 # %% ../nbs/16e_bench_recurrent.ipynb 5
 PRESET = "stateless-cartpole-lstm-ondevice"
@@ -21,13 +22,18 @@ POLICIES = ("none", "lstm", "gru")
 
 
 def memory_run(
-    rnn: str, seed: int, budget: int, every: int = 50_000, overrides: Optional[dict] = None
+    rnn: str,
+    seed: int,
+    budget: int,
+    every: int = 50_000,
+    overrides: Optional[dict] = None,
+    preset: str = PRESET,
 ) -> dict:
-    """PPO with `algo.rnn = rnn` (and `overrides`) on StatelessCartPole for `budget` env steps:
-    steps and seconds to `TARGET` (None if never), the final mean return, `[env_steps, mean
-    return]` points and the wall time at each (`seconds`)."""
-    cfg = {"algo.rnn": rnn, "run.seed": seed, **(overrides or {})}
-    agent = OnDevicePPO(PRESET, cfg, num_threads=None)
+    """The on-device learner of `preset` (PPO by default) with `algo.rnn = rnn` (and `overrides`)
+    for `budget` env steps: steps and seconds to `TARGET` (None if never), the final mean return,
+    `[env_steps, mean return]` points and the wall time at each (`seconds`)."""
+    cfg = load_config(preset, {"algo.rnn": rnn, "run.seed": seed, **(overrides or {})})
+    agent = ondevice_core(cfg)(cfg, num_threads=None)
     agent.target = TARGET  # recorded when first reached; the run goes on
     curve, seconds, mark = [], [], every
     while agent.env_steps < budget:
@@ -44,6 +50,17 @@ def memory_run(
         seconds=seconds,
         wall_s=time.perf_counter() - agent.t_created,
     )
+
+
+def print_curves(rec: Recorder, curves: dict) -> None:
+    "The mean-return curves `{(policy, seed): {env_steps: return}}` side by side, one row per step."
+    steps = sorted({s for c in curves.values() for s in c})
+    rec.say("  mean return against env steps (columns: policy/seed)")
+    keys = sorted(curves)
+    rec.say("  " + "env steps".rjust(10) + "".join(f"{r}/{i}".rjust(9) for r, i in keys))
+    for s in steps:
+        row = "".join(str(curves[k].get(s, "")).rjust(9) for k in keys)
+        rec.say("  " + str(s).rjust(10) + row)
 
 # %% ../nbs/16e_bench_recurrent.ipynb 8
 def bench_recurrent(rec: Recorder, policies: tuple = POLICIES) -> None:
@@ -63,10 +80,33 @@ def bench_recurrent(rec: Recorder, policies: tuple = POLICIES) -> None:
             rec.add(f"{rnn}: time to {TARGET:.0f}", r["time_to_target_s"], "s")
             rec.add(f"{rnn}: final mean return", r["final_return"], "return")
             curves[(rnn, i)] = dict(r["curve"])
-    steps = sorted({s for c in curves.values() for s in c})
-    rec.say("  mean return against env steps (columns: policy/seed)")
-    keys = sorted(curves)
-    rec.say("  " + "env steps".rjust(10) + "".join(f"{r}/{i}".rjust(9) for r, i in keys))
-    for s in steps:
-        row = "".join(str(curves[k].get(s, "")).rjust(9) for k in keys)
-        rec.say("  " + str(s).rjust(10) + row)
+    print_curves(rec, curves)
+
+# %% ../nbs/16e_bench_recurrent.ipynb 11
+# policy -> (preset, overrides): the same task, the feed-forward DQN with its own settings
+R2D2_RUNS = {
+    "dqn": ("cartpole-ondevice-dqn", {"env.id": "StatelessCartPole-v1"}),
+    "r2d2": ("stateless-cartpole-r2d2", {}),
+}
+
+
+def bench_r2d2(rec: Recorder, policies: tuple = tuple(R2D2_RUNS)) -> None:
+    "R2D2 and the feed-forward DQN (`policies`) on StatelessCartPole: steps and time to 350, curves."
+    budget = 200_000 if rec.quick else 1_000_000
+    rec.notes.append(
+        f"{', '.join(R2D2_RUNS[p][0] for p in policies)} on StatelessCartPole-v1, {budget} env "
+        f"steps per run, repeat i uses run.seed=i; target {TARGET:.0f} (mean of the last 20 "
+        f"episodes); runs that never reach it give no value"
+    )
+    curves = {}
+    for i in range(rec.repeats):
+        rec.say(f"  repeat {i + 1}/{rec.repeats}")
+        for name in policies:
+            preset, overrides = R2D2_RUNS[name]
+            rnn = "lstm" if name == "r2d2" else "none"
+            r = memory_run(rnn, i, budget, 100_000, overrides, preset)
+            rec.add(f"{name}: env steps to {TARGET:.0f}", r["steps_to_target"], "steps")
+            rec.add(f"{name}: time to {TARGET:.0f}", r["time_to_target_s"], "s")
+            rec.add(f"{name}: final mean return", r["final_return"], "return")
+            curves[(name, i)] = dict(r["curve"])
+    print_curves(rec, curves)

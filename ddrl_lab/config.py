@@ -145,6 +145,13 @@ class AlgoConfig:
     # the state a learner unrolls each segment from: the one its actor stored (h0) or zeros (for
     # studying what the stored state buys)
     rnn_h0: str = setting("stored", choices=("stored", "zero"))
+    # R2D2 (dqn with algo.rnn): steps before each stored sequence's learned part that only warm
+    # up its stored state (no gradient)
+    burn_in: int = setting(0, lo=0)
+    # R2D2: a sequence's priority, eta * max|td| + (1 - eta) * mean|td| over its learned steps
+    priority_eta: float = setting(0.9, lo=0.0, hi=1.0)
+    # R2D2: targets in the rescaled space h(x) = sign(x)(sqrt(|x| + 1) - 1) + 0.001x
+    value_rescale: bool = False
 
 
 @dataclass
@@ -219,6 +226,11 @@ class ReplayConfig:
     rebalance_every: int = setting(1000, lo=1)  # learner updates between global priority rebalances
     # policy versions; None: no recency weight
     recency_half_life: Optional[float] = setting(None, lo=0.0, lo_open=True)
+    # R2D2: learned steps per stored sequence (each stored with algo.burn_in steps before it);
+    # replay.capacity counts learned steps
+    sequence_length: int = setting(40, lo=1)
+    # R2D2: steps neighbouring sequences share (None: algo.burn_in)
+    overlap: Optional[int] = setting(None, lo=0)
 
 
 @dataclass

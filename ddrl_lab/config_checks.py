@@ -16,8 +16,8 @@ if TYPE_CHECKING:
     from ddrl_lab.config import Config
 
 # %% auto 0
-__all__ = ['ON_POLICY', 'MAX_LEARNERS', 'RECURRENT_ALGOS', 'show_value', 'coerce', 'recurrent_problems', 'check_consistency',
-           'check_packages']
+__all__ = ['ON_POLICY', 'MAX_LEARNERS', 'RECURRENT_MODES', 'show_value', 'coerce', 'sequence_problems', 'recurrent_problems',
+           'check_consistency', 'check_packages']
 
 # %% ../nbs/00a_config_checks.ipynb 6
 _TYPE_WORDS = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
@@ -117,19 +117,52 @@ ON_POLICY = ("ppo",)
 MAX_LEARNERS = {"co-located": 1, "central-inference": 1}
 
 
-RECURRENT_ALGOS = ("ppo", "impala")
+# where each recurrent algorithm runs in this version (None: every topology)
+RECURRENT_MODES = {"ppo": None, "impala": None, "dqn": ("on-device",)}
+
+
+def sequence_problems(c: Config) -> list[str]:
+    "Problems with R2D2's sequence settings (`algo.burn_in`, `replay.overlap`)."
+    p = []
+    length, burn_in, overlap = c.replay.sequence_length, c.algo.burn_in, c.replay.overlap
+    if burn_in >= length:
+        p.append(
+            f"algo.burn_in = {burn_in} must be less than replay.sequence_length = {length} "
+            "(burn-in warms up the stored state for a longer learned part)."
+        )
+    if overlap is not None and overlap > length:
+        p.append(
+            f"replay.overlap = {overlap} must be at most replay.sequence_length = {length} "
+            "(neighbouring sequences share at most a whole learned part)."
+        )
+    elif overlap is not None and overlap >= burn_in + length:
+        p.append(
+            f"replay.overlap = {overlap} must be less than algo.burn_in + replay.sequence_length "
+            f"= {burn_in + length} (each sequence starts at least one step after the one before)."
+        )
+    return p
 
 
 def recurrent_problems(c: Config) -> list[str]:
-    "Problems with the recurrent core's settings (`algo.rnn`, `algo.bptt`)."
+    """Problems with the recurrent core's settings (`algo.rnn`, `algo.bptt`, R2D2's sequence
+    settings)."""
     if c.algo.rnn == "none":
         return []
     p = []
-    if c.algo.name not in RECURRENT_ALGOS:
+    if c.algo.name not in RECURRENT_MODES:
         p.append(
-            f"algo.rnn = {c.algo.rnn!r} needs ppo or impala (algo.name = {c.algo.name!r}): "
-            "recurrent DQN (R2D2) is not in this version; set algo.rnn=none."
+            f"algo.rnn = {c.algo.rnn!r} needs ppo, impala or dqn (R2D2) "
+            f"(algo.name = {c.algo.name!r}); set algo.rnn=none."
         )
+    modes = RECURRENT_MODES.get(c.algo.name)
+    if modes is not None and c.topology.mode not in modes:
+        p.append(
+            f"algo.rnn = {c.algo.rnn!r} with algo.name = {c.algo.name!r} (R2D2) runs with "
+            f"topology.mode = on-device only in this version (topology.mode = "
+            f"{c.topology.mode!r}): set topology.mode=on-device and env.backend=torch."
+        )
+    if c.algo.name == "dqn":
+        p += sequence_problems(c)
     bptt = c.algo.bptt
     if bptt is not None and c.algo.segment_length % bptt:
         p.append(
@@ -198,7 +231,7 @@ def check_consistency(c: Config) -> list[str]:
         )
     return p
 
-# %% ../nbs/00a_config_checks.ipynb 11
+# %% ../nbs/00a_config_checks.ipynb 13
 def check_packages(c: Config) -> list[str]:
     "Problems with settings that need an optional package this Python cannot import."
     p = []

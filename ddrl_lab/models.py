@@ -15,8 +15,9 @@ from torch.distributions import Categorical
 
 # %% auto 0
 __all__ = ['TORSOS', 'RNN_CELLS', 'layer_init', 'resolve_torso', 'torso_problems', 'torso_layers', 'prepare_obs', 'bf16_autocast',
-           'sample_actions', 'FeedForwardPolicy', 'ActorCritic', 'QNetwork', 'RecurrentActorCritic', 'policy_act',
-           'EnvStates', 'space_problems', 'build_model', 'build_q_model', 'make_policy', 'get_weights', 'set_weights']
+           'sample_actions', 'FeedForwardPolicy', 'ActorCritic', 'epsilon_greedy_probs', 'EpsilonGreedy', 'QNetwork',
+           'RecurrentCore', 'RecurrentActorCritic', 'policy_act', 'RecurrentQNetwork', 'EnvStates', 'space_problems',
+           'build_model', 'build_q_model', 'make_policy', 'get_weights', 'set_weights']
 
 # %% ../nbs/05_models.ipynb 5
 def layer_init(layer: nn.Module, std: float = np.sqrt(2), bias: float = 0.0) -> nn.Module:
@@ -214,7 +215,31 @@ class ActorCritic(FeedForwardPolicy):
         return sample_actions(self.actor(self._features(obs)), generator)
 
 # %% ../nbs/05_models.ipynb 17
-class QNetwork(FeedForwardPolicy):
+def epsilon_greedy_probs(q: torch.Tensor, epsilon: torch.Tensor) -> torch.Tensor:
+    """The epsilon-greedy policy of Q values `(B, A)`: `epsilon / A` on every action, plus
+    `1 - epsilon` on the greedy one (ties to the lowest index)."""
+    eps = epsilon.to(q.dtype)
+    probs = (eps / q.shape[-1]).expand_as(q).clone()
+    probs.scatter_add_(-1, q.argmax(-1, keepdim=True), (1 - eps).expand(*q.shape[:-1], 1))
+    return probs
+
+
+class EpsilonGreedy:
+    """What every Q network shares: an `epsilon` buffer (it travels with the weights) and the
+    epsilon-greedy policy of its Q values."""
+
+    def set_epsilon(self, eps: float) -> None:
+        "Set the exploration rate (in place, so it is part of the next `get_weights`)."
+        if not 0.0 <= eps <= 1.0:
+            raise ValueError(f"epsilon must be in [0, 1], got {eps}")
+        self.epsilon.fill_(float(eps))
+
+    def policy_logits(self, q: torch.Tensor) -> torch.Tensor:
+        "The log-probabilities of the epsilon-greedy policy of `q` (what `sample_actions` draws from)."
+        return epsilon_greedy_probs(q, self.epsilon).float().log()
+
+
+class QNetwork(EpsilonGreedy, FeedForwardPolicy):
     """Q values from one torso (optionally dueling), acting epsilon-greedily through `dist`;
     `epsilon` travels with the weights."""
 
@@ -238,12 +263,6 @@ class QNetwork(FeedForwardPolicy):
         self.value_head = layer_init(nn.Linear(width, 1), std=1.0) if dueling else None
         self.register_buffer("epsilon", torch.tensor(1.0))
 
-    def set_epsilon(self, eps: float) -> None:
-        "Set the exploration rate (in place, so it is part of the next `get_weights`)."
-        if not 0.0 <= eps <= 1.0:
-            raise ValueError(f"epsilon must be in [0, 1], got {eps}")
-        self.epsilon.fill_(float(eps))
-
     def q(self, obs: torch.Tensor) -> torch.Tensor:
         "Q values, `(B, *obs_shape) -> (B, A)`."
         h = self.torso(prepare_obs(obs, self.scale, self.channels_last))
@@ -256,13 +275,8 @@ class QNetwork(FeedForwardPolicy):
         return self.q(obs).max(-1).values
 
     def probs(self, obs: torch.Tensor) -> torch.Tensor:
-        """The epsilon-greedy policy: `epsilon / A` on every action, plus `1 - epsilon` on the
-        greedy one."""
-        q = self.q(obs)
-        eps = self.epsilon.to(q.dtype)
-        probs = (eps / q.shape[-1]).expand_as(q).clone()
-        probs.scatter_add_(-1, q.argmax(-1, keepdim=True), (1 - eps).expand(*q.shape[:-1], 1))
-        return probs
+        "The epsilon-greedy policy (`epsilon_greedy_probs`) of the Q values of `obs`."
+        return epsilon_greedy_probs(self.q(obs), self.epsilon)
 
     def dist(self, obs: torch.Tensor) -> Categorical:
         return Categorical(probs=self.probs(obs))
@@ -276,20 +290,20 @@ class QNetwork(FeedForwardPolicy):
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Sampled actions and their log-probabilities under the epsilon-greedy policy
         (`sample_actions` on the log of `probs`, as `dist` would draw them)."""
-        return sample_actions(self.probs(obs).float().log(), generator)
+        return sample_actions(self.policy_logits(self.q(obs)), generator)
 
 # %% ../nbs/05_models.ipynb 23
 RNN_CELLS = {"lstm": nn.LSTMCell, "gru": nn.GRUCell}
 
 
-class RecurrentActorCritic(nn.Module):
-    """Policy logits and state value from one torso, a recurrent core (`lstm` or `gru`) and two
-    heads; each env's state a flat `(state_size,)` vector, zeroed where `first` is set."""
+class RecurrentCore(nn.Module):
+    """What every model with memory shares: one torso, a recurrent core (`lstm` or `gru`) and
+    `step` / `unroll` over it; each env's state a flat `(state_size,)` vector, zeroed where
+    `first` is set. A subclass adds its heads (`_heads(h) -> (out, value)`)."""
 
     def __init__(
         self,
         obs_shape: tuple,
-        n_actions: int,
         hidden: int = 64,
         scale: float = 1.0,
         torso: str = "mlp",
@@ -305,22 +319,20 @@ class RecurrentActorCritic(nn.Module):
         self.scale = scale
         self.channels_last = channels_last
         self.torso_kind = resolve_torso(torso, obs_shape)
-        layers, width = torso_layers(torso, obs_shape, hidden)
+        layers, self.width = torso_layers(torso, obs_shape, hidden)
         self.torso = nn.Sequential(*layers)
         self.rnn = rnn
-        self.core = RNN_CELLS[rnn](width, rnn_size)
+        self.core = RNN_CELLS[rnn](self.width, rnn_size)
         for name, p in self.core.named_parameters():
             if "weight" in name:
                 nn.init.orthogonal_(p, 1.0)
             else:
                 nn.init.zeros_(p)
         self.state_size = 2 * rnn_size if rnn == "lstm" else rnn_size
-        self.actor = layer_init(nn.Linear(rnn_size, n_actions), std=0.01)
-        self.critic = layer_init(nn.Linear(rnn_size, 1), std=1.0)
 
     def initial_state(self, batch: int) -> torch.Tensor:
         "The state of `batch` envs at an episode's start: zeros `(batch, state_size)`."
-        return self.critic.weight.new_zeros(batch, self.state_size)
+        return self.core.weight_hh.new_zeros(batch, self.state_size)
 
     def _features(self, obs: torch.Tensor) -> torch.Tensor:
         return self.torso(prepare_obs(obs, self.scale, self.channels_last))
@@ -336,17 +348,21 @@ class RecurrentActorCritic(nn.Module):
         return h.float(), torch.cat([h, c], -1).float()
 
     def _heads(self, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        return self.actor(h).float(), self.critic(h).squeeze(-1).float()
+        raise NotImplementedError
+
+    def policy_logits(self, out: torch.Tensor) -> torch.Tensor:
+        "The logits acting samples from, given the first output of `step`."
+        return out
 
     def step(self, obs: torch.Tensor, state: torch.Tensor, first: Optional[torch.Tensor] = None):
-        "One step of acting for `B` envs: logits `(B, A)`, values `(B,)` and the next state."
+        "One step of acting for `B` envs: logits (or Q) `(B, A)`, values `(B,)` and the next state."
         h, state = self._core(self._features(obs), state, first)
-        logits, value = self._heads(h)
-        return logits, value, state
+        out, value = self._heads(h)
+        return out, value, state
 
     def unroll(self, obs: torch.Tensor, state0: torch.Tensor, first: Optional[torch.Tensor] = None):
         """`T` steps of `B` envs, `obs` `(T, B, ...)` from `state0` `(B, S)` with `first` `(T, B)`:
-        logits `(T, B, A)`, values `(T, B)` and the state after each step `(T, B, S)`."""
+        logits (or Q) `(T, B, A)`, values `(T, B)` and the state after each step `(T, B, S)`."""
         T, B = obs.shape[:2]
         x = self._features(obs.flatten(0, 1))
         x = x.view(T, B, -1)
@@ -356,8 +372,31 @@ class RecurrentActorCritic(nn.Module):
             h, state = self._core(x[t], state, None if first is None else first[t])
             outputs.append(h)
             states.append(state)
-        logits, values = self._heads(torch.stack(outputs))
-        return logits, values, torch.stack(states)
+        out, values = self._heads(torch.stack(outputs))
+        return out, values, torch.stack(states)
+
+
+class RecurrentActorCritic(RecurrentCore):
+    """Policy logits and state value from one torso, a recurrent core (`lstm` or `gru`) and two
+    heads."""
+
+    def __init__(
+        self,
+        obs_shape: tuple,
+        n_actions: int,
+        hidden: int = 64,
+        scale: float = 1.0,
+        torso: str = "mlp",
+        rnn: str = "lstm",
+        rnn_size: int = 128,
+        channels_last: bool = False,
+    ):
+        super().__init__(obs_shape, hidden, scale, torso, rnn, rnn_size, channels_last)
+        self.actor = layer_init(nn.Linear(rnn_size, n_actions), std=0.01)
+        self.critic = layer_init(nn.Linear(rnn_size, 1), std=1.0)
+
+    def _heads(self, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.actor(h).float(), self.critic(h).squeeze(-1).float()
 
 # %% ../nbs/05_models.ipynb 27
 def policy_act(
@@ -369,15 +408,39 @@ def policy_act(
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Actions, their log-probabilities and the next state of `B` envs: a recurrent policy samples
     from the logits of its `step` (`first` marks episode starts), a feed-forward one acts as before
-    (`act`; a Q network epsilon-greedily). Every host acting path calls this."""
+    (`act`); a Q network, recurrent or not, epsilon-greedily. Every host acting path calls this."""
     if not model.state_size:
         actions, logp = model.act(obs, generator)
         return actions, logp, state
-    logits, _, state = model.step(obs, state, first)
-    actions, logp = sample_actions(logits, generator)
+    out, _, state = model.step(obs, state, first)
+    actions, logp = sample_actions(model.policy_logits(out), generator)
     return actions, logp, state
 
 # %% ../nbs/05_models.ipynb 30
+class RecurrentQNetwork(EpsilonGreedy, RecurrentCore):
+    """Q values from one torso, a recurrent core (`lstm` or `gru`) and a linear head; acts
+    epsilon-greedily, `epsilon` travelling with the weights."""
+
+    def __init__(
+        self,
+        obs_shape: tuple,
+        n_actions: int,
+        hidden: int = 64,
+        scale: float = 1.0,
+        torso: str = "mlp",
+        rnn: str = "lstm",
+        rnn_size: int = 128,
+        channels_last: bool = False,
+    ):
+        super().__init__(obs_shape, hidden, scale, torso, rnn, rnn_size, channels_last)
+        self.head = layer_init(nn.Linear(rnn_size, n_actions), std=1.0)
+        self.register_buffer("epsilon", torch.tensor(1.0))
+
+    def _heads(self, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        q = self.head(h).float()
+        return q, q.max(-1).values
+
+# %% ../nbs/05_models.ipynb 33
 class EnvStates:
     """The recurrent state of `n` envs (rows of `model.initial_state(n)`) and which of them start
     an episode at their next step; zero-width for a feed-forward model."""
@@ -425,7 +488,7 @@ class EnvStates:
         self.state = sd["state"].to(self.state.device).clone()
         self.first = sd["first"].to(self.first.device).clone()
 
-# %% ../nbs/05_models.ipynb 33
+# %% ../nbs/05_models.ipynb 36
 def space_problems(obs_space: gym.Space, action_space: gym.Space, torso: str = "auto") -> list[str]:
     "Why the models (with this `torso`) cannot handle these spaces, or []."
     p = []
@@ -453,7 +516,7 @@ def _obs_scale(obs_space: gym.spaces.Box) -> float:
         else 1.0
     )
 
-# %% ../nbs/05_models.ipynb 34
+# %% ../nbs/05_models.ipynb 37
 def build_model(
     obs_space: gym.Space,
     action_space: gym.Space,
@@ -498,11 +561,25 @@ def build_q_model(
     torso: str = "auto",
     dueling: bool = False,
     channels_last: bool = False,
-) -> QNetwork:
-    "The Q network for these spaces, or a clear error for spaces it cannot handle."
+    rnn: str = "none",
+    rnn_size: int = 128,
+) -> nn.Module:
+    """The Q network for these spaces (with `rnn` `lstm` or `gru`, the recurrent one), or a clear
+    error for spaces it cannot handle."""
     problems = space_problems(obs_space, action_space, torso)
     if problems:
         raise NotImplementedError(" ".join(problems))
+    if rnn != "none":
+        return RecurrentQNetwork(
+            obs_space.shape,
+            int(action_space.n),
+            hidden,
+            _obs_scale(obs_space),
+            torso,
+            rnn,
+            rnn_size,
+            channels_last,
+        )
     return QNetwork(
         obs_space.shape,
         int(action_space.n),
@@ -513,7 +590,7 @@ def build_q_model(
         channels_last,
     )
 
-# %% ../nbs/05_models.ipynb 36
+# %% ../nbs/05_models.ipynb 39
 def make_policy(
     cfg,
     obs_space: gym.Space,
@@ -530,7 +607,13 @@ def make_policy(
     algo = cfg.algo
     if algo.name == "dqn":
         model = build_q_model(
-            obs_space, action_space, algo.hidden_size, torso=algo.model, channels_last=channels_last
+            obs_space,
+            action_space,
+            algo.hidden_size,
+            torso=algo.model,
+            channels_last=channels_last,
+            rnn=algo.rnn,
+            rnn_size=algo.rnn_size,
         )
     else:
         model = build_model(
@@ -545,7 +628,7 @@ def make_policy(
         )
     return model.to(device) if device is not None else model
 
-# %% ../nbs/05_models.ipynb 38
+# %% ../nbs/05_models.ipynb 41
 def get_weights(model: nn.Module) -> dict[str, np.ndarray]:
     "The model's parameters and buffers as NumPy arrays (copies)."
     return {k: v.detach().cpu().numpy().copy() for k, v in model.state_dict().items()}

@@ -12,7 +12,7 @@ from typing import Optional
 import torch
 
 from .evaluate import next_step
-from .models import make_policy
+from .models import EnvStates, make_policy
 from .ondevice import OnDeviceLoop
 from .optim import flat_parameters, flat_step, make_optimizer
 from .nstep import nstep_items
@@ -26,7 +26,8 @@ class OnDeviceDQN(OnDeviceLoop):
     """Double DQN with n-step returns, with env pool, replay, epsilon-greedy acting and learner all
     on one device:
     each rollout's transitions go into a ring of device tensors, and the learner samples it
-    uniformly."""
+    uniformly. The acting loop, the target network and the optimizer step are R2D2's too
+    (`OnDeviceR2D2`), which replaces the ring (`_make_replay`, `_remember`) and the update."""
 
     ALGO, PRESET = "dqn", "cartpole-ondevice-dqn"
     KNOBS = (
@@ -50,30 +51,33 @@ class OnDeviceDQN(OnDeviceLoop):
         self.flat, self.grad = flat_parameters(self.net)
         self.opt = make_optimizer(self.flat, self.grad, algo)
         self.num_actions = int(act_space.n)
-        z = lambda dtype=torch.float32, shape=(), n=(T, M): torch.zeros(
-            (*n, *shape), dtype=dtype, device=dev
+        # the Q network's memory of the pool's envs (zero-width for a feed-forward one)
+        self.recurrent = self.net.state_size > 0
+        self.memory = EnvStates(self.net, M)
+        z = lambda dtype=torch.float32, shape=(): torch.zeros(
+            (T, M, *shape), dtype=dtype, device=dev
         )
-        # this rollout, (T, M, ...)
-        self.b_obs, self.b_final_obs = (
-            z(self.obs.dtype, obs_space.shape),
-            z(self.obs.dtype, obs_space.shape),
-        )
+        # this rollout, (T, M, ...); a recurrent network's state before each step, and `first`
+        self.b_obs = z(self.obs.dtype, obs_space.shape)
+        self.b_final_obs = z(self.obs.dtype, obs_space.shape)
         self.b_actions, self.b_rewards, self.b_ep_return = z(torch.int64), z(), z()
         self.b_terminated, self.b_truncated = z(torch.bool), z(torch.bool)
-        # replay: n-step items in a ring of `replay.capacity` slots
-        C = self.capacity = cfg.replay.capacity
-        self.r_obs, self.r_boot = (
-            z(self.obs.dtype, obs_space.shape, (C,)),
-            z(self.obs.dtype, obs_space.shape, (C,)),
-        )
-        self.r_actions, self.r_returns, self.r_discounts = (
-            z(torch.int64, n=(C,)),
-            z(n=(C,)),
-            z(n=(C,)),
-        )
-        self.r_pos = self.r_size = 0
+        self.b_first = z(torch.bool)
+        self.b_state = z(torch.float32, (self.net.state_size,))
+        self._make_replay()
         # optimizer step of the last target sync
         self.synced_at = 0
+
+    def _make_replay(self) -> None:
+        "The ring: n-step items in `replay.capacity` slots."
+        shape, dev = self.pool.single_observation_space.shape, self.device
+        z = lambda dtype=torch.float32, shape=(): torch.zeros(
+            (self.cfg.replay.capacity, *shape), dtype=dtype, device=dev
+        )
+        self.capacity = self.cfg.replay.capacity
+        self.r_obs, self.r_boot = z(self.obs.dtype, shape), z(self.obs.dtype, shape)
+        self.r_actions, self.r_returns, self.r_discounts = z(torch.int64), z(), z()
+        self.r_pos = self.r_size = 0
 
     def epsilon(self) -> float:
         "Linear decay from `eps_start` to `eps_end` over `eps_decay_steps` env steps."
@@ -84,38 +88,35 @@ class OnDeviceDQN(OnDeviceLoop):
 
     @torch.no_grad()
     def rollout(self) -> dict:
-        """Step the pool `segment_length` times epsilon-greedily, then put the rollout's n-step
-        items into replay."""
+        """Step the pool `segment_length` times epsilon-greedily, then put the rollout into replay
+        (`_remember`)."""
         t0, T, M = time.perf_counter(), self.cfg.algo.segment_length, self.cfg.env.num_envs
         eps, obs = self.epsilon(), self.obs
+        state, first = self.memory.state, self.memory.first
         for t in range(T):
             self.b_obs[t] = obs
-            greedy = self.net.q(obs).argmax(-1)
+            if self.recurrent:  # the state before the step (a sequence's h0), and `first`
+                self.b_state[t] = state.masked_fill(first[:, None], 0.0)
+                self.b_first[t] = first
+            q, _, state = self.net.step(obs, state, first)
             explore = torch.rand(M, generator=self.gen, device=self.device) < eps
             actions = torch.where(
                 explore,
                 torch.randint(self.num_actions, (M,), generator=self.gen, device=self.device),
-                greedy,
+                q.argmax(-1),
             )
             s = self._step(actions)
             self.b_actions[t], self.b_rewards[t] = actions, s.reward
             self.b_terminated[t], self.b_truncated[t] = s.terminated, s.truncated
             self.b_final_obs[t], self.b_ep_return[t] = s.final_obs, s.episode_return
             obs = s.obs
+            first = s.terminated | s.truncated
         self.obs = obs
+        self.memory.advance(state, first)
         # a poisoned rollout never reaches replay
         clean = self._clean()
         if clean:
-            self._store(
-                *nstep_items(
-                    self.b_rewards,
-                    self.b_terminated,
-                    self.b_truncated,
-                    self.knobs["gamma"],
-                    self.cfg.algo.n_step,
-                ),
-                obs,
-            )
+            self._remember(obs)
         ended = self._count_rollout(self.b_terminated, self.b_truncated, self.b_ep_return)
         self.train_s += time.perf_counter() - t0
         return dict(
@@ -125,9 +126,16 @@ class OnDeviceDQN(OnDeviceLoop):
             clean=clean,
         )
 
-    def _store(self, returns, discounts, steps, last_obs) -> None:
-        """Write the rollout's items into the ring: obs, action, n-step return, discount and the obs
-        to bootstrap from."""
+    def _remember(self, last_obs: torch.Tensor) -> None:
+        """Write the rollout's n-step items into the ring: obs, action, n-step return, discount and
+        the obs to bootstrap from."""
+        returns, discounts, steps = nstep_items(
+            self.b_rewards,
+            self.b_terminated,
+            self.b_truncated,
+            self.knobs["gamma"],
+            self.cfg.algo.n_step,
+        )
         T, M = returns.shape
         # the step each item ends on
         boot_index = torch.arange(T, device=self.device)[:, None] + steps.long() - 1
@@ -147,6 +155,16 @@ class OnDeviceDQN(OnDeviceLoop):
         )
         self.r_pos = (self.r_pos + n) % self.capacity
         self.r_size = min(self.capacity, self.r_size + n)
+
+    def _optimize(self, loss: torch.Tensor) -> None:
+        "One optimizer step on `loss`, and the target network's copy when it is due."
+        self.grad.zero_()
+        loss.backward()
+        flat_step(self.opt, self.grad, self.knobs["max_grad_norm"], self.reduce)
+        self.opt_steps += 1
+        if self.opt_steps - self.synced_at >= int(self.knobs["target_update_every"]):
+            self.target_net.load_state_dict(self.net.state_dict())
+            self.synced_at = self.opt_steps
 
     def update(self) -> dict:
         """`updates_per_segment` double-Q steps on uniform batches from replay (none before
@@ -171,13 +189,7 @@ class OnDeviceDQN(OnDeviceLoop):
                 y = self.r_returns[i] + self.r_discounts[i] * q_next
             q_taken = self.net.q(obs).gather(-1, self.r_actions[i][:, None]).squeeze(-1)
             loss, stats = dqn_loss(q_taken, y)
-            self.grad.zero_()
-            loss.backward()
-            flat_step(self.opt, self.grad, knobs["max_grad_norm"], self.reduce)
-            self.opt_steps += 1
-            if self.opt_steps - self.synced_at >= int(knobs["target_update_every"]):
-                self.target_net.load_state_dict(self.net.state_dict())
-                self.synced_at = self.opt_steps
+            self._optimize(loss)
         stats.pop("td_abs", None)
         self.version += 1
         self.updates += 1
@@ -195,16 +207,20 @@ class OnDeviceDQN(OnDeviceLoop):
     RING = ("r_obs", "r_boot", "r_actions", "r_returns", "r_discounts")
 
     def _own_state(self) -> dict:
-        "Both networks and the replay ring (its filled part: a resumed run samples the same items)."
+        """Both networks, the envs' recurrent state and the replay ring (its filled part: a
+        resumed run samples the same items)."""
         n = self.r_size
         return dict(
             model={k: v.detach().clone() for k, v in self.net.state_dict().items()},
             target=self.target_net.state_dict(),
+            memory=self.memory.state_dict(),
             ring={k: getattr(self, k)[:n].clone() for k in self.RING},
         )
 
     def _load_own(self, sd: dict) -> None:
         self.net.load_state_dict(sd["model"])
         self.target_net.load_state_dict(sd["target"])
+        if "memory" in sd:  # (a checkpoint from before recurrent policies has none)
+            self.memory.load_state_dict(sd["memory"])
         for k, v in sd["ring"].items():
             getattr(self, k)[: len(v)] = v.to(self.device)

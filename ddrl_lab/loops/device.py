@@ -17,14 +17,24 @@ from ..learner import group_mean_, init_group, meeting_address, newest_checkpoin
 from .base import Loop, compute_threads
 from ..ondevice import OnDeviceIMPALA, OnDevicePPO
 from ..ondevice_dqn import OnDeviceDQN
+from ..ondevice_r2d2 import OnDeviceR2D2
 from ..runtime import ActorDied
 
 # %% auto 0
-__all__ = ['ONDEVICE', 'DEVICE_KNOBS', 'DeviceTrainer', 'merged', 'DeviceLoop']
+__all__ = ['ONDEVICE', 'DEVICE_KNOBS', 'ondevice_core', 'DeviceTrainer', 'merged', 'DeviceLoop']
 
 # %% ../../nbs/11i_device_loop.ipynb 5
 # algo.name -> its all-on-device learner
 ONDEVICE = {"ppo": OnDevicePPO, "impala": OnDeviceIMPALA, "dqn": OnDeviceDQN}
+
+
+def ondevice_core(cfg: Config) -> type:
+    "The all-on-device learner of `cfg`: `ONDEVICE[algo.name]`, R2D2 for dqn with `algo.rnn`."
+    if cfg.algo.name == "dqn" and cfg.algo.rnn != "none":
+        return OnDeviceR2D2
+    return ONDEVICE[cfg.algo.name]
+
+
 # live knobs of a job (each algorithm's share)
 DEVICE_KNOBS = ("lr", "ent_coef", "clip_coef", "epochs", "target_update_every")
 
@@ -48,7 +58,7 @@ class DeviceTrainer:
     KNOBS = DEVICE_KNOBS
 
     def __init__(self, cfg: Config, checkpoint_dir: Optional[str] = None, rank: int = 0):
-        core = self.core = ONDEVICE[cfg.algo.name](cfg, rank=rank)  # (one intra-op thread)
+        core = self.core = ondevice_core(cfg)(cfg, rank=rank)  # (one intra-op thread)
         # alone on the cores (a group's members share them)
         if cfg.topology.num_learners == 1:
             torch.set_num_threads(compute_threads(core.pool.single_observation_space))
@@ -192,9 +202,10 @@ class DeviceLoop(Loop):
                 f"group are not available yet "
                 f"in this version; leave run.faults empty, or use topology.num_learners=1."
             )
-        if cfg.algo.name == "dqn" and cfg.replay.kind == "prioritized":
+        if cfg.algo.name == "dqn" and cfg.algo.rnn == "none" and cfg.replay.kind == "prioritized":
             out.append(
-                "replay.kind = 'prioritized': the on-device replay ring samples uniformly; "
+                "replay.kind = 'prioritized': the on-device DQN's replay ring samples uniformly "
+                "(R2D2's sequence ring, algo.rnn = lstm or gru, samples by priority); "
                 "set replay.kind=uniform."
             )
         for i, spec in enumerate(cfg.run.faults):
@@ -220,9 +231,7 @@ class DeviceLoop(Loop):
 
     @classmethod
     def live_knobs(cls, cfg: Config, learner_knobs: tuple) -> dict:
-        return {
-            k: getattr(cfg.algo, k) for k in learner_knobs if k in ONDEVICE[cfg.algo.name].KNOBS
-        }
+        return {k: getattr(cfg.algo, k) for k in learner_knobs if k in ondevice_core(cfg).KNOBS}
 
     def spawn(self, spaces, checkpoint_dir, force, gpus) -> None:
         """One trainer; or `topology.num_learners` of them (one GPU each on cuda), joined in one
