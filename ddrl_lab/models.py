@@ -13,11 +13,13 @@ import torch
 from torch import nn
 from torch.distributions import Categorical
 
+from .env_states import EnvStates  # (its home: 05b; every holder imports it from here)
+
 # %% auto 0
 __all__ = ['TORSOS', 'RNN_CELLS', 'layer_init', 'resolve_torso', 'torso_problems', 'torso_layers', 'prepare_obs', 'bf16_autocast',
            'sample_actions', 'FeedForwardPolicy', 'ActorCritic', 'epsilon_greedy_probs', 'EpsilonGreedy', 'QNetwork',
-           'RecurrentCore', 'RecurrentActorCritic', 'policy_act', 'RecurrentQNetwork', 'EnvStates', 'space_problems',
-           'build_model', 'build_q_model', 'make_policy', 'get_weights', 'set_weights']
+           'RecurrentCore', 'RecurrentActorCritic', 'policy_act', 'RecurrentQNetwork', 'space_problems', 'build_model',
+           'build_q_model', 'make_policy', 'get_weights', 'set_weights']
 
 # %% ../nbs/05_models.ipynb 5
 def layer_init(layer: nn.Module, std: float = np.sqrt(2), bias: float = 0.0) -> nn.Module:
@@ -441,54 +443,6 @@ class RecurrentQNetwork(EpsilonGreedy, RecurrentCore):
         return q, q.max(-1).values
 
 # %% ../nbs/05_models.ipynb 33
-class EnvStates:
-    """The recurrent state of `n` envs (rows of `model.initial_state(n)`) and which of them start
-    an episode at their next step; zero-width for a feed-forward model."""
-
-    def __init__(self, model: nn.Module, n: int):
-        self.state = model.initial_state(n).clone()
-        self.first = torch.ones(n, dtype=torch.bool, device=self.state.device)
-
-    def start(self) -> torch.Tensor:
-        "The state before the next step, zero where an episode starts there (a segment's `h0`)."
-        return self.state.masked_fill(self.first[:, None], 0.0)
-
-    def advance(self, state: torch.Tensor, done: torch.Tensor) -> None:
-        "After a step: the policy's next state and which envs' episodes ended (start anew)."
-        self.state, self.first = state, done.to(self.first.device, torch.bool)
-
-    def rows(self, ids) -> tuple[torch.Tensor, torch.Tensor]:
-        "The state and `first` flags of envs `ids` (a gather)."
-        return self.state[ids], self.first[ids]
-
-    def set_rows(
-        self, ids, state: Optional[torch.Tensor] = None, first: Optional[torch.Tensor] = None
-    ) -> None:
-        """Write the state and/or the `first` flags of envs `ids` (a scatter; into new tensors, so
-        that no one holding the old ones sees them change)."""
-        ids = torch.as_tensor(ids, device=self.state.device)
-        if state is not None:
-            self.state = self.state.index_put((ids,), state)
-        if first is not None:
-            self.first = self.first.index_put((ids,), first)
-
-    def reset(self, mask) -> None:
-        """Forget what envs `mask` (a boolean mask, or env ids) remembered: their next step starts
-        an episode."""
-        mask = torch.as_tensor(mask, device=self.state.device)
-        if mask.dtype != torch.bool:
-            mask = torch.zeros_like(self.first).index_fill(0, mask, True)
-        self.state = self.state.masked_fill(mask[:, None], 0.0)
-        self.first = self.first | mask
-
-    def state_dict(self) -> dict:
-        return dict(state=self.state.clone(), first=self.first.clone())
-
-    def load_state_dict(self, sd: dict) -> None:
-        self.state = sd["state"].to(self.state.device).clone()
-        self.first = sd["first"].to(self.first.device).clone()
-
-# %% ../nbs/05_models.ipynb 36
 def space_problems(obs_space: gym.Space, action_space: gym.Space, torso: str = "auto") -> list[str]:
     "Why the models (with this `torso`) cannot handle these spaces, or []."
     p = []
@@ -516,7 +470,7 @@ def _obs_scale(obs_space: gym.spaces.Box) -> float:
         else 1.0
     )
 
-# %% ../nbs/05_models.ipynb 37
+# %% ../nbs/05_models.ipynb 34
 def build_model(
     obs_space: gym.Space,
     action_space: gym.Space,
@@ -590,7 +544,7 @@ def build_q_model(
         channels_last,
     )
 
-# %% ../nbs/05_models.ipynb 39
+# %% ../nbs/05_models.ipynb 36
 def make_policy(
     cfg,
     obs_space: gym.Space,
@@ -628,7 +582,7 @@ def make_policy(
         )
     return model.to(device) if device is not None else model
 
-# %% ../nbs/05_models.ipynb 41
+# %% ../nbs/05_models.ipynb 38
 def get_weights(model: nn.Module) -> dict[str, np.ndarray]:
     "The model's parameters and buffers as NumPy arrays (copies)."
     return {k: v.detach().cpu().numpy().copy() for k, v in model.state_dict().items()}
