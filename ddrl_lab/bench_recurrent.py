@@ -13,7 +13,8 @@ from .config import load_config
 from .loops.device import ondevice_core
 
 # %% auto 0
-__all__ = ['PRESET', 'TARGET', 'POLICIES', 'R2D2_RUNS', 'memory_run', 'print_curves', 'bench_recurrent', 'bench_r2d2']
+__all__ = ['PRESET', 'TARGET', 'POLICIES', 'R2D2_RUNS', 'memory_run', 'record_run', 'print_curves', 'bench_recurrent',
+           'bench_r2d2']
 
 # %% ../nbs/16e_bench_recurrent.ipynb 5
 PRESET = "stateless-cartpole-lstm-ondevice"
@@ -52,6 +53,14 @@ def memory_run(
     )
 
 
+def record_run(rec: Recorder, name: str, r: dict) -> dict:
+    "Add run `r` (`memory_run`) of policy `name` to `rec`: steps and time to `TARGET`, final return; its curve."
+    rec.add(f"{name}: env steps to {TARGET:.0f}", r["steps_to_target"], "steps")
+    rec.add(f"{name}: time to {TARGET:.0f}", r["time_to_target_s"], "s")
+    rec.add(f"{name}: final mean return", r["final_return"], "return")
+    return dict(r["curve"])
+
+
 def print_curves(rec: Recorder, curves: dict) -> None:
     "The mean-return curves `{(policy, seed): {env_steps: return}}` side by side, one row per step."
     steps = sorted({s for c in curves.values() for s in c})
@@ -75,11 +84,7 @@ def bench_recurrent(rec: Recorder, policies: tuple = POLICIES) -> None:
     for i in range(rec.repeats):
         rec.say(f"  repeat {i + 1}/{rec.repeats}")
         for rnn in policies:
-            r = memory_run(rnn, i, budget)
-            rec.add(f"{rnn}: env steps to {TARGET:.0f}", r["steps_to_target"], "steps")
-            rec.add(f"{rnn}: time to {TARGET:.0f}", r["time_to_target_s"], "s")
-            rec.add(f"{rnn}: final mean return", r["final_return"], "return")
-            curves[(rnn, i)] = dict(r["curve"])
+            curves[(rnn, i)] = record_run(rec, rnn, memory_run(rnn, i, budget))
     print_curves(rec, curves)
 
 # %% ../nbs/16e_bench_recurrent.ipynb 11
@@ -105,8 +110,5 @@ def bench_r2d2(rec: Recorder, policies: tuple = tuple(R2D2_RUNS)) -> None:
             preset, overrides = R2D2_RUNS[name]
             rnn = "lstm" if name == "r2d2" else "none"
             r = memory_run(rnn, i, budget, 100_000, overrides, preset)
-            rec.add(f"{name}: env steps to {TARGET:.0f}", r["steps_to_target"], "steps")
-            rec.add(f"{name}: time to {TARGET:.0f}", r["time_to_target_s"], "s")
-            rec.add(f"{name}: final mean return", r["final_return"], "return")
-            curves[(name, i)] = dict(r["curve"])
+            curves[(name, i)] = record_run(rec, name, r)
     print_curves(rec, curves)

@@ -117,7 +117,7 @@ ON_POLICY = ("ppo",)
 MAX_LEARNERS = {"co-located": 1, "central-inference": 1}
 
 
-# where each recurrent algorithm runs in this version (None: every topology)
+# where each algorithm runs recurrent in this version (None: every topology)
 RECURRENT_MODES = {"ppo": None, "impala": None, "dqn": ("on-device",)}
 
 
@@ -149,12 +149,7 @@ def recurrent_problems(c: Config) -> list[str]:
     if c.algo.rnn == "none":
         return []
     p = []
-    if c.algo.name not in RECURRENT_MODES:
-        p.append(
-            f"algo.rnn = {c.algo.rnn!r} needs ppo, impala or dqn (R2D2) "
-            f"(algo.name = {c.algo.name!r}); set algo.rnn=none."
-        )
-    modes = RECURRENT_MODES.get(c.algo.name)
+    modes = RECURRENT_MODES[c.algo.name]
     if modes is not None and c.topology.mode not in modes:
         p.append(
             f"algo.rnn = {c.algo.rnn!r} with algo.name = {c.algo.name!r} (R2D2) runs with "

@@ -301,11 +301,12 @@ RNN_CELLS = {"lstm": nn.LSTMCell, "gru": nn.GRUCell}
 class RecurrentCore(nn.Module):
     """What every model with memory shares: one torso, a recurrent core (`lstm` or `gru`) and
     `step` / `unroll` over it; each env's state a flat `(state_size,)` vector, zeroed where
-    `first` is set. A subclass adds its heads (`_heads(h) -> (out, value)`)."""
+    `first` is set. A subclass adds its heads (`_build_heads`, `_heads(h) -> (out, value)`)."""
 
     def __init__(
         self,
         obs_shape: tuple,
+        n_actions: int,
         hidden: int = 64,
         scale: float = 1.0,
         torso: str = "mlp",
@@ -331,6 +332,7 @@ class RecurrentCore(nn.Module):
             else:
                 nn.init.zeros_(p)
         self.state_size = 2 * rnn_size if rnn == "lstm" else rnn_size
+        self._build_heads(rnn_size, n_actions)
 
     def initial_state(self, batch: int) -> torch.Tensor:
         "The state of `batch` envs at an episode's start: zeros `(batch, state_size)`."
@@ -348,6 +350,10 @@ class RecurrentCore(nn.Module):
             return h, h
         h, c = self.core(x, tuple(s.to(x.dtype) for s in state.chunk(2, -1)))
         return h.float(), torch.cat([h, c], -1).float()
+
+    def _build_heads(self, width: int, n_actions: int) -> None:
+        "The subclass's heads on the core's `width` outputs."
+        raise NotImplementedError
 
     def _heads(self, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         raise NotImplementedError
@@ -382,20 +388,9 @@ class RecurrentActorCritic(RecurrentCore):
     """Policy logits and state value from one torso, a recurrent core (`lstm` or `gru`) and two
     heads."""
 
-    def __init__(
-        self,
-        obs_shape: tuple,
-        n_actions: int,
-        hidden: int = 64,
-        scale: float = 1.0,
-        torso: str = "mlp",
-        rnn: str = "lstm",
-        rnn_size: int = 128,
-        channels_last: bool = False,
-    ):
-        super().__init__(obs_shape, hidden, scale, torso, rnn, rnn_size, channels_last)
-        self.actor = layer_init(nn.Linear(rnn_size, n_actions), std=0.01)
-        self.critic = layer_init(nn.Linear(rnn_size, 1), std=1.0)
+    def _build_heads(self, width: int, n_actions: int) -> None:
+        self.actor = layer_init(nn.Linear(width, n_actions), std=0.01)
+        self.critic = layer_init(nn.Linear(width, 1), std=1.0)
 
     def _heads(self, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         return self.actor(h).float(), self.critic(h).squeeze(-1).float()
@@ -423,19 +418,8 @@ class RecurrentQNetwork(EpsilonGreedy, RecurrentCore):
     """Q values from one torso, a recurrent core (`lstm` or `gru`) and a linear head; acts
     epsilon-greedily, `epsilon` travelling with the weights."""
 
-    def __init__(
-        self,
-        obs_shape: tuple,
-        n_actions: int,
-        hidden: int = 64,
-        scale: float = 1.0,
-        torso: str = "mlp",
-        rnn: str = "lstm",
-        rnn_size: int = 128,
-        channels_last: bool = False,
-    ):
-        super().__init__(obs_shape, hidden, scale, torso, rnn, rnn_size, channels_last)
-        self.head = layer_init(nn.Linear(rnn_size, n_actions), std=1.0)
+    def _build_heads(self, width: int, n_actions: int) -> None:
+        self.head = layer_init(nn.Linear(width, n_actions), std=1.0)
         self.register_buffer("epsilon", torch.tensor(1.0))
 
     def _heads(self, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -471,6 +455,24 @@ def _obs_scale(obs_space: gym.spaces.Box) -> float:
     )
 
 # %% ../nbs/05_models.ipynb 34
+def _build(
+    cls: type,
+    obs_space: gym.Space,
+    action_space: gym.Space,
+    hidden: int,
+    torso: str,
+    options: tuple,
+    channels_last: bool,
+) -> nn.Module:
+    """A `cls` model for these spaces (`options`: its own arguments between the torso and
+    `channels_last`), or a clear error for spaces the models cannot handle."""
+    problems = space_problems(obs_space, action_space, torso)
+    if problems:
+        raise NotImplementedError(" ".join(problems))
+    n_actions, scale = int(action_space.n), _obs_scale(obs_space)
+    return cls(obs_space.shape, n_actions, hidden, scale, torso, *options, channels_last)
+
+
 def build_model(
     obs_space: gym.Space,
     action_space: gym.Space,
@@ -483,29 +485,10 @@ def build_model(
 ) -> nn.Module:
     """The actor-critic for these spaces (with `rnn` `lstm` or `gru`, the recurrent one), or a
     clear error for spaces it cannot handle."""
-    problems = space_problems(obs_space, action_space, torso)
-    if problems:
-        raise NotImplementedError(" ".join(problems))
+    args = (obs_space, action_space, hidden, torso)
     if rnn != "none":
-        return RecurrentActorCritic(
-            obs_space.shape,
-            int(action_space.n),
-            hidden,
-            _obs_scale(obs_space),
-            torso,
-            rnn,
-            rnn_size,
-            channels_last,
-        )
-    return ActorCritic(
-        obs_space.shape,
-        int(action_space.n),
-        hidden,
-        _obs_scale(obs_space),
-        torso,
-        shared,
-        channels_last,
-    )
+        return _build(RecurrentActorCritic, *args, (rnn, rnn_size), channels_last)
+    return _build(ActorCritic, *args, (shared,), channels_last)
 
 
 def build_q_model(
@@ -520,29 +503,10 @@ def build_q_model(
 ) -> nn.Module:
     """The Q network for these spaces (with `rnn` `lstm` or `gru`, the recurrent one), or a clear
     error for spaces it cannot handle."""
-    problems = space_problems(obs_space, action_space, torso)
-    if problems:
-        raise NotImplementedError(" ".join(problems))
+    args = (obs_space, action_space, hidden, torso)
     if rnn != "none":
-        return RecurrentQNetwork(
-            obs_space.shape,
-            int(action_space.n),
-            hidden,
-            _obs_scale(obs_space),
-            torso,
-            rnn,
-            rnn_size,
-            channels_last,
-        )
-    return QNetwork(
-        obs_space.shape,
-        int(action_space.n),
-        hidden,
-        _obs_scale(obs_space),
-        torso,
-        dueling,
-        channels_last,
-    )
+        return _build(RecurrentQNetwork, *args, (rnn, rnn_size), channels_last)
+    return _build(QNetwork, *args, (dueling,), channels_last)
 
 # %% ../nbs/05_models.ipynb 36
 def make_policy(

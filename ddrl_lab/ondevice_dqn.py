@@ -27,7 +27,7 @@ class OnDeviceDQN(OnDeviceLoop):
     on one device:
     each rollout's transitions go into a ring of device tensors, and the learner samples it
     uniformly. The acting loop, the target network and the optimizer step are R2D2's too
-    (`OnDeviceR2D2`), which replaces the ring (`_make_replay`, `_remember`) and the update."""
+    (`OnDeviceR2D2`), which replaces the ring (`_make_replay`, `_remember`, `_forget`) and the update."""
 
     ALGO, PRESET = "dqn", "cartpole-ondevice-dqn"
     KNOBS = (
@@ -117,6 +117,8 @@ class OnDeviceDQN(OnDeviceLoop):
         clean = self._clean()
         if clean:
             self._remember(obs)
+        else:
+            self._forget()
         ended = self._count_rollout(self.b_terminated, self.b_truncated, self.b_ep_return)
         self.train_s += time.perf_counter() - t0
         return dict(
@@ -155,6 +157,9 @@ class OnDeviceDQN(OnDeviceLoop):
         )
         self.r_pos = (self.r_pos + n) % self.capacity
         self.r_size = min(self.capacity, self.r_size + n)
+
+    def _forget(self) -> None:
+        "A rollout that is not learned from: a ring of single items has nothing to forget."
 
     def _optimize(self, loss: torch.Tensor) -> None:
         "One optimizer step on `loss`, and the target network's copy when it is due."

@@ -15,9 +15,13 @@ from .ondevice_dqn import OnDeviceDQN
 from .sequences import SequenceWriter, r2d2_loss
 
 # %% auto 0
-__all__ = ['OnDeviceR2D2']
+__all__ = ['PRIORITY_EPS', 'OnDeviceR2D2']
 
 # %% ../nbs/09e_ondevice_r2d2.ipynb 5
+# added to every written-back priority (the host sampler's `eps`): no sequence is never drawn
+PRIORITY_EPS = 1e-6
+
+
 class OnDeviceR2D2(OnDeviceDQN):
     """R2D2 with env pool, sequence replay and learner on one device: a recurrent Q network acts
     epsilon-greedily, the pool's step stream is cut into sequences with their starting state, and
@@ -53,7 +57,8 @@ class OnDeviceR2D2(OnDeviceDQN):
         self.r_terminated, self.r_truncated, self.r_first = (z(torch.bool) for _ in range(3))
         self.r_h0 = torch.zeros(C, self.net.state_size, device=dev)
         self.r_priority = torch.zeros(C, device=dev)
-        self.max_priority = 1.0
+        # (a tensor: reading it back would wait for the device at every update)
+        self.max_priority = torch.ones((), device=dev)
         self.r_pos = self.r_size = 0
 
     def _remember(self, last_obs: torch.Tensor) -> None:
@@ -80,25 +85,21 @@ class OnDeviceR2D2(OnDeviceDQN):
         self.r_pos = (self.r_pos + n) % self.capacity
         self.r_size = min(self.capacity, self.r_size + n)
 
-    def _clean(self) -> bool:
-        "Whether the rollout is learned from; one that is not breaks the stream the writer cuts."
-        clean = super()._clean()
-        if not clean:
-            self.writer.reset()
-        return clean
+    def _forget(self) -> None:
+        "A rollout that is not learned from breaks the stream: the writer starts again after it."
+        self.writer.reset()
 
     def sample(self, k: int) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
-        """`k` stored sequences: in proportion to `priority ** alpha` with their importance
-        weights (`replay.kind: prioritized`), or uniformly (weights None)."""
+        """`k` stored sequences: in proportion to `priority ** alpha`, with importance weights
+        normalised as the host's `replay.PrioritizedSampler` does (by the largest weight any stored
+        sequence could get), for `replay.kind: prioritized`; else uniformly (weights None)."""
         n, replay = self.r_size, self.cfg.replay
         if replay.kind != "prioritized":
             idx = torch.randint(n, (k,), generator=self.gen, device=self.device)
             return idx, None
-        p = self.r_priority[:n].clamp_min(1e-6).pow(replay.alpha)
-        probs = p / p.sum()
-        idx = torch.multinomial(probs, k, replacement=True, generator=self.gen)
-        w = (n * probs[idx]).pow(-replay.beta)
-        return idx, w / w.max()
+        p_alpha = self.r_priority[:n].pow(replay.alpha)
+        idx = torch.multinomial(p_alpha, k, replacement=True, generator=self.gen)
+        return idx, (p_alpha[idx] / p_alpha.min()).pow(-replay.beta)
 
     def update(self) -> dict:
         """`updates_per_segment` steps of `r2d2_loss` on batches of sequences (none before
@@ -128,9 +129,10 @@ class OnDeviceR2D2(OnDeviceDQN):
                 algo.priority_eta,
             )
             self._optimize(loss)
-            priority = stats.pop("priority")
+            # |td| mix + eps, as the host's sampler keeps it
+            priority = stats.pop("priority") + PRIORITY_EPS
             self.r_priority[idx] = priority
-            self.max_priority = max(self.max_priority, float(priority.max()))
+            self.max_priority = torch.maximum(self.max_priority, priority.max())
         self.version += 1
         self.updates += 1
         self.train_s += time.perf_counter() - t0
@@ -140,13 +142,17 @@ class OnDeviceR2D2(OnDeviceDQN):
         "As DQN's, `replay_size` counting learned steps."
         return dict(super().metrics(), replay_size=self.r_size * self.cfg.replay.sequence_length)
 
-    COUNTERS = OnDeviceDQN.COUNTERS + ("max_priority",)
     RING = tuple(f"r_{k}" for k in STEP_KEYS) + ("r_h0", "r_priority")
 
     def _own_state(self) -> dict:
-        "DQN's (networks, envs' state, the filled ring) and the writer's unfinished steps."
-        return dict(super()._own_state(), writer=self.writer.state_dict())
+        "DQN's (networks, envs' state, the filled ring), the writer's unfinished steps, the largest priority."
+        return dict(
+            super()._own_state(),
+            writer=self.writer.state_dict(),
+            max_priority=self.max_priority.clone(),
+        )
 
     def _load_own(self, sd: dict) -> None:
         super()._load_own(sd)
         self.writer.load_state_dict(sd["writer"])
+        self.max_priority = sd["max_priority"].to(self.device)
