@@ -98,10 +98,11 @@ def test_async_staleness_window(window, tmp_path, ray_cluster):
 
 
 # sync-allreduce and async-hybrid learn in the heal test below (the same run, with a member killed on the way), which asserts
-# all of this too.
+# all of this too. A run stops at its target (70k-130k steps in 8 of 8 async-ps runs here); the budget leaves room for the
+# rare run whose stale gradients knock it back once (CI saw one peak at 455 and fall to 292 by 300k).
 @pytest.mark.parametrize("mode", ["async-ps", "soft-ps"])
 def test_each_mode_learns_cartpole_with_two_workers_and_two_learners(mode, tmp_path, ray_cluster):
-    job = _run(tmp_path, mode, **{"run.total_env_steps": 300_000, "run.target_return": 475})
+    job = _run(tmp_path, mode, **{"run.total_env_steps": 600_000, "run.target_return": 475})
     df, b = job.metrics(), job.books
     assert job.status == "finished" and df.episode_return_mean.iloc[-1] >= 475, (mode, df.episode_return_mean.max(), df.env_steps.iloc[-1])
     assert b["produced"] == b["trained"] + b["rejected"] + b["dropped_stale"] + b["dropped_stop"] + b["lost_with_learner"], dict(b)
