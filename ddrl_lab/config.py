@@ -135,8 +135,8 @@ class AlgoConfig:
     huber_delta: Optional[float] = setting(1.0, lo=0.0, lo_open=True)
     # PPO: value clipping range (None: no clipping)
     vf_clip: Optional[float] = setting(None, lo=0.0, lo_open=True)
-    # the recurrent core between the torso and the heads (ppo, impala): none (feed-forward), lstm
-    # or gru
+    # the recurrent core between the torso and the heads: none (feed-forward), lstm or gru (ppo,
+    # impala; dqn: R2D2)
     rnn: str = setting("none", choices=("none", "lstm", "gru"))
     rnn_size: int = setting(128, lo=1, hi=65536)  # units of the recurrent core
     # steps per truncated-BPTT chunk of a recurrent PPO minibatch (None: the whole segment); it

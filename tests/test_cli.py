@@ -27,6 +27,20 @@ def test_presets_lists_names_and_descriptions():
     assert all(game[name.split("-")[0]] in desc for name, desc in listed.items()), listed
 
 
+def test_config_lists_every_key_of_the_dataclasses_with_its_help():
+    import dataclasses
+    from ddrl_lab.config import SECTIONS
+
+    r = run_cli("config", "cartpole-ppo", "--set", "algo.lr=1e-3")
+    assert r.returncode == 0, r.stderr
+    rows = [line[2:].split(maxsplit=1) for line in r.stdout.splitlines() if line[:2] in ("* ", "  ")]
+    listed = [key for key, _ in rows]
+    assert listed == [f"{s}.{f.name}" for s, cls in SECTIONS.items() for f in dataclasses.fields(cls)]
+    shown = dict(rows)
+    assert shown["algo.lr"].startswith("0.001  (default 0.0003; > 0.0, <= 1.0)  learning rate"), shown["algo.lr"]
+    assert "\n* algo.lr " in r.stdout and "\n  env.seed " in r.stdout      # * marks what differs from the default
+
+
 BAD_INPUTS = {
     "unknown value": (["cartpole-ppo", "--set", "sync.mode=bogus"], ["sync.mode", "'bogus'", "sync, async, soft"]),
     "unknown key": (["cartpole-ppo", "--set", "replay.capacty=10"], ["replay.capacty", "did you mean 'capacity'"]),
