@@ -256,6 +256,9 @@ def main(argv=None) -> int:
         # that started us in the background ignored it
         signal.signal(signal.SIGINT, signal.default_int_handler)
     args = build_parser().parse_args(argv)
+    # an env module of the user's ("module:EnvId") is found in the current folder, as `python -m`
+    # would find it (after everything installed, so it shadows nothing)
+    sys.path.append(str(Path.cwd()))
     return {
         "run": cmd_run,
         "resume": cmd_resume,

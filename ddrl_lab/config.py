@@ -45,7 +45,11 @@ Auto = typing.Literal["auto", True, False]
 class EnvConfig:
     "Which environment, and how many replicas each worker steps."
 
-    id: str = "CartPole-v1"  # environment id (gymnasium registry)
+    # environment id (gymnasium registry); "module:EnvId" imports module first (a file of your own:
+    # see the how-to on bringing your own environment)
+    id: str = "CartPole-v1"
+    # keyword arguments of the env's constructor (gymnasium: gym.make(env.id, **env.kwargs))
+    kwargs: dict[str, Any] = setting({})
     backend: str = setting("gymnasium", choices=("gymnasium", "ale", "torch"))  # who steps the envs
     num_envs: int = setting(8, lo=1, hi=65536)  # envs in each worker's pool
     # env reset seeds: env i of worker w gets one derived from (run.seed, env.seed, w*num_envs + i)

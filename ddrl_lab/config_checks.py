@@ -54,6 +54,14 @@ def coerce(value, tp) -> Any:
         if not isinstance(value, (list, tuple)):
             raise TypeError(f"expected a list like [a, b]")
         return [coerce(v, args[0]) for v in value]
+    if origin is dict:
+        if isinstance(value, str):
+            value = yaml.safe_load(value) if value.strip() else {}
+        if value is None:
+            value = {}
+        if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+            raise TypeError("expected a mapping of names to values like {size: 8}")
+        return dict(value)
     if origin is tuple:
         if isinstance(value, str):
             value = yaml.safe_load(value)
@@ -192,6 +200,11 @@ def check_consistency(c: Config) -> list[str]:
         p.append(
             f"replay.shards = {c.replay.shards} is more than replay.capacity = "
             f"{c.replay.capacity} transitions."
+        )
+    if c.env.kwargs and c.env.backend != "gymnasium":
+        p.append(
+            f"env.kwargs = {c.env.kwargs} applies to env.backend = 'gymnasium' only (got "
+            f"{c.env.backend!r}): set env.kwargs={{}}."
         )
     for name in ("reward_range", "obs_range"):
         r = getattr(c.validation, name)

@@ -83,7 +83,7 @@ def make_single_env(cfg: EnvConfig) -> gym.Env:
             else gym.wrappers.TimeLimit(env, cfg.max_episode_steps)
         )
     kwargs = {} if cfg.max_episode_steps is None else {"max_episode_steps": cfg.max_episode_steps}
-    env = gym.make(cfg.id, **kwargs)
+    env = gym.make(cfg.id, **cfg.kwargs, **kwargs)
     if cfg.obs_stack == 1:
         return env
     return gym.wrappers.FrameStackObservation(env, cfg.obs_stack, padding_type="zero")

@@ -38,7 +38,7 @@ from .doctor import Diagnosis, diagnose
 from .episodes import record_episode
 from .metrics import MetricsLog, RowBuilder, TensorBoardLog, json_safe, read_metrics
 from .report import write_report
-from .runtime import ActorDied, make_runtime
+from .runtime import ActorDied, env_modules, make_runtime
 from . import topologies
 from .steering import Steering
 from .topologies import LOOPS, check_supported, join_cluster, loop_for, parse_fault
@@ -301,14 +301,14 @@ def start(self: Job) -> "Job":
 
 @patch
 def _spawn(self: Job) -> None:
-    """The runtime (a local Ray cluster sized for this job, unless one was joined), then the loop's
-    components on it."""
+    "The runtime (a local Ray cluster sized for this job, unless one was joined), then its parts."
     c = self.config
     if self.runtime is None:  # co-located: acting and learning time-sliced in this one process
         self.runtime = make_runtime(
             "serial" if c.topology.mode == "co-located" else c.run.runtime,
             c.run.ray_address,
             num_cpus=math.ceil(self.cpus_needed()),
+            modules=env_modules(c.env.id),
         )
     spaces = env_spaces(c.env)
     self._record_numerics(spaces[0].shape)

@@ -5,7 +5,9 @@
 # %% ../nbs/11_runtime.ipynb 2
 from __future__ import annotations
 
+import importlib.util
 import os
+from collections.abc import Sequence
 from concurrent import futures
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -15,7 +17,7 @@ from .config import ConfigError
 
 # %% auto 0
 __all__ = ['LOOPBACK_ONLY_ENV', 'TASK_EVENTS_KEPT', 'ActorDied', 'PeerLost', 'Done', 'Later', 'Local', 'SerialRuntime',
-           'init_local_ray', 'code_env', 'RayRuntime', 'make_runtime']
+           'init_local_ray', 'code_env', 'env_modules', 'RayRuntime', 'make_runtime']
 
 # %% ../nbs/11_runtime.ipynb 4
 class ActorDied(RuntimeError):
@@ -206,18 +208,34 @@ def init_local_ray(**kwargs):
             os.environ[LOOPBACK_ONLY_ENV] = old_env
 
 # %% ../nbs/11_runtime.ipynb 11
-def code_env() -> dict:
+def code_env(modules: Sequence[str] = ()) -> dict:
     """Ray's runtime environment for a job that joins a cluster: this process's `ddrl_lab` package
-    goes to the cluster
-    (`py_modules`) and every worker imports it from there, so a node without the same checkout runs
-    the same version.
-    (Its dependencies, torch and the rest, must be installed on every node.)"""
+    and the files or folders in `modules` (a user's env module, `env_modules`) go to the cluster
+    (`py_modules`) and every worker imports them from there, so a node without the same checkout
+    runs the same version. (Their dependencies, torch and the rest, must be installed on every
+    node.)"""
     import ddrl_lab
 
     return {
-        "py_modules": [str(Path(ddrl_lab.__file__).parent)],
+        "py_modules": [str(Path(ddrl_lab.__file__).parent), *modules],
         "excludes": ["__pycache__", "*.pyc"],
     }
+
+
+def env_modules(env_id: str) -> list[str]:
+    """The file (or package folder) of the module that an `env.id` of the form "module:EnvId"
+    imports, when it is not installed: what Ray's workers need shipped to import it. [] for a
+    registered id, or a module under site-packages (installed on every node, as torch is)."""
+    module = env_id.rpartition(":")[0]
+    if not module:
+        return []
+    spec = importlib.util.find_spec(module.split(".")[0])
+    if spec is None or spec.origin is None or not Path(spec.origin).is_file():
+        return []
+    path = Path(spec.origin).resolve()
+    if {"site-packages", "dist-packages"} & set(path.parts):
+        return []
+    return [str(path.parent if spec.submodule_search_locations else path)]
 
 
 def _whereabouts(_actor) -> dict:
@@ -246,7 +264,12 @@ class RayRuntime:
 
     name = "ray"
 
-    def __init__(self, address: Optional[str] = None, num_cpus: Optional[int] = None):
+    def __init__(
+        self,
+        address: Optional[str] = None,
+        num_cpus: Optional[int] = None,
+        modules: Sequence[str] = (),
+    ):
         import ray
 
         self.ray, self.actors, self.owns_cluster, self.address = ray, [], False, address
@@ -254,16 +277,19 @@ class RayRuntime:
             if address is None:
                 # read by the GCS it starts
                 os.environ.setdefault("RAY_task_events_max_num_task_in_gcs", str(TASK_EVENTS_KEPT))
+                # a user's env module goes to the workers even here: their path need not hold it
+                shipped = {"runtime_env": {"py_modules": list(modules)}} if modules else {}
                 # every server on 127.0.0.1
                 init_local_ray(
                     num_cpus=max(num_cpus or 0, os.cpu_count() or 1),
                     include_dashboard=True,
                     log_to_driver=False,
                     configure_logging=False,
+                    **shipped,
                 )
             else:
                 try:
-                    ray.init(address=address, log_to_driver=False, runtime_env=code_env())
+                    ray.init(address=address, log_to_driver=False, runtime_env=code_env(modules))
                 except ConnectionError as e:
                     raise ConfigError([_no_cluster(address, e)]) from None
             self.owns_cluster = True
@@ -391,10 +417,15 @@ def _no_cluster(address: str, e: Exception) -> str:
     )
 
 
-def make_runtime(name: str, address: Optional[str] = None, num_cpus: Optional[int] = None):
-    "The runtime called `name` (`serial` or `ray`)."
+def make_runtime(
+    name: str,
+    address: Optional[str] = None,
+    num_cpus: Optional[int] = None,
+    modules: Sequence[str] = (),
+):
+    "The runtime called `name` (`serial` or `ray`); Ray ships `modules` to its workers."
     if name == "serial":
         return SerialRuntime()
     if name == "ray":
-        return RayRuntime(address, num_cpus)
+        return RayRuntime(address, num_cpus, modules)
     raise ValueError(f"run.runtime = {name!r}: expected serial or ray")

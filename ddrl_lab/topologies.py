@@ -9,7 +9,7 @@ import dataclasses
 from typing import Optional
 
 import ddrl_lab
-from .config import ChannelConfig, Config, ConfigError, load_config
+from .config import ChannelConfig, Config, ConfigError, EnvConfig, load_config
 from .loops.barrier import BarrierLoop
 from .loops.central import CentralLoop
 from .loops.channel import ChannelLoop
@@ -18,7 +18,7 @@ from .loops.plane import HybridLoop, PipelinedLoop, PlaneSyncLoop, is_plane
 from .loops.replay import ReplayLoop
 from .models import space_problems
 from .pools import env_problems, env_spaces
-from .runtime import make_runtime
+from .runtime import env_modules, make_runtime
 
 # %% auto 0
 __all__ = ['LOOPS', 'IMPLEMENTED', 'FAULT_NAMES', 'DRILL_TARGETS', 'CHANNEL_KEYS', 'KNOB_KEYS', 'loop_for', 'parse_fault',
@@ -154,6 +154,17 @@ def unused_channel_settings(cfg: Config, loop_name: str) -> list[str]:
     ]
 
 
+def _made_env_problems(env: EnvConfig) -> list[str]:
+    "Why one env of `env` cannot be made, or the models cannot take its spaces, or []."
+    try:
+        spaces = env_spaces(env)
+    # a user's env (its module, env.kwargs) may raise anything while it is built
+    except Exception as e:
+        made = f"env.id = {env.id!r}" + (f" with env.kwargs = {env.kwargs}" if env.kwargs else "")
+        return [f"{made}: the env could not be made ({type(e).__name__}: {e})."]
+    return space_problems(*spaces)
+
+
 def check_supported(cfg: Config) -> None:
     "Raise `ConfigError` naming every setting this version cannot run yet."
     problems = []
@@ -213,7 +224,7 @@ def check_supported(cfg: Config) -> None:
         )
     env = env_problems(cfg.env, cfg.validation)
     if not env:
-        env = space_problems(*env_spaces(cfg.env))
+        env = _made_env_problems(cfg.env)
     if problems or env:
         raise ConfigError(problems + env)
 
@@ -340,7 +351,7 @@ def join_cluster(cfg: Config, loop: Optional[type] = None):
     has free is
     refused (`ConfigError`, the connection closed, nothing spawned): Ray would otherwise wait for
     them without a word."""
-    runtime = make_runtime("ray", cfg.run.ray_address)
+    runtime = make_runtime("ray", cfg.run.ray_address, modules=env_modules(cfg.env.id))
     need, W = cpus_needed(cfg, loop), cfg.topology.num_workers
     try:
         runtime.check_cpus(

@@ -31,6 +31,37 @@ def pytest_collection_modifyitems(config, items):
         if "learning" in item.keywords: item.add_marker(skip)
 
 
+USER_ENV = '''"An env of a user's own, in a file that is not installed: reward 1 a step, `length` steps (a kwarg) an episode."
+import gymnasium as gym
+import numpy as np
+
+
+class Corridor(gym.Env):
+    def __init__(self, length=20):
+        self.length = length
+        self.observation_space = gym.spaces.Box(0.0, 1.0, (2,), np.float32)
+        self.action_space = gym.spaces.Discrete(2)
+
+    def reset(self, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t = 0
+        return np.zeros(2, np.float32), {}
+
+    def step(self, action):
+        self.t += 1
+        return np.array([self.t / self.length, action], np.float32), 1.0, self.t >= self.length, False, {}
+
+
+gym.register("Corridor-v0", entry_point="user_corridor:Corridor")
+'''
+
+
+def write_user_env(folder: Path) -> str:
+    "Write the user's env module into `folder` (not on any path); its `env.id`."
+    (folder / "user_corridor.py").write_text(USER_ENV)
+    return "user_corridor:Corridor-v0"
+
+
 @pytest.fixture(scope="session")
 def ray_cluster():
     "One real local Ray cluster shared by every test that needs Ray; Job runtimes join it."

@@ -41,6 +41,18 @@ def test_config_lists_every_key_of_the_dataclasses_with_its_help():
     assert "\n* algo.lr " in r.stdout and "\n  env.seed " in r.stdout      # * marks what differs from the default
 
 
+def test_an_env_module_of_the_users_with_kwargs_runs_from_the_folder_it_is_in(tmp_path):
+    "`env.id = module:EnvId` finds a file in the current folder without installing it; env.kwargs reach its constructor."
+    from conftest import write_user_env
+    env_id = write_user_env(tmp_path)
+    r = subprocess.run([CLI, "run", "cartpole-ppo", "--set", f"env.id={env_id}", "--set", "env.kwargs={length: 7}",
+                        "--set", "run.total_env_steps=2048", "--set", "run.target_return=null", "--quiet", "--out", "runs"],
+                       capture_output=True, text=True, timeout=180, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    rows = [json.loads(line) for line in (tmp_path / r.stdout.strip().splitlines()[-1] / "metrics.jsonl").read_text().splitlines()]
+    assert rows[-1]["episode_return_mean"] == 7.0, rows[-1]                     # every episode 7 steps of reward 1
+
+
 BAD_INPUTS = {
     "unknown value": (["cartpole-ppo", "--set", "sync.mode=bogus"], ["sync.mode", "'bogus'", "sync, async, soft"]),
     "unknown key": (["cartpole-ppo", "--set", "replay.capacty=10"], ["replay.capacty", "did you mean 'capacity'"]),
@@ -51,6 +63,9 @@ BAD_INPUTS = {
     "valid but not runnable": (["cartpole-ppo", "--set", "sync.mode=soft", "--set", "sync.aggregation=hybrid"],
                                ["sync.aggregation", "'hybrid'", "sync.mode = 'soft'"]),
     "unknown env": (["cartpole-ppo", "--set", "env.id=CartPole-v7"], ["env.id", "'CartPole-v7'", "did you mean 'CartPole-v1'"]),
+    "env kwargs the env does not take": (["cartpole-ppo", "--set", "env.kwargs={lenght: 7}"],
+                                         ["env.id = 'CartPole-v1' with env.kwargs = {'lenght': 7}", "could not be made", "lenght"]),
+    "env kwargs on ale": (["pong-ppo", "--set", "env.kwargs={mode: 1}"], ["env.kwargs = {'mode': 1}", "'gymnasium' only", "'ale'"]),
     "drill on no such worker": (["cartpole-ppo", "--set", "run.faults=['100:kill_worker:2']"],
                                 ["run.faults[0] = '100:kill_worker:2'", "this job has 2 workers, expected an index in 0..1"]),
     "drill on no such shard": (["cartpole-dqn", "--set", "run.faults=['100:kill_replay_shard:5']"],

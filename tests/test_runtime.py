@@ -270,24 +270,29 @@ print(json.dumps(dict(nodes=len([n for n in ray.nodes() if n["Alive"]]), free_cp
 def test_a_job_on_a_two_node_cluster_ships_its_code_spreads_its_workers_and_leaves_the_cluster_up(tmp_path):
     """Two nodes started with `ray start` on this machine (token authentication on): `ddrl-lab run` with
     run.ray_address=127.0.0.1:PORT joins them, places its env workers on both nodes, runs in every actor the ddrl_lab it
-    shipped through Ray's runtime environment (not this checkout), finishes, gives back every CPU and leaves both nodes
+    shipped through Ray's runtime environment (not this checkout) and the user's env module it shipped with it (a file in
+    the folder it was run from, with env.kwargs), finishes, gives back every CPU and leaves both nodes
     running. (Ray 2.60 forms no multi-node cluster on loopback alone: a node joining one that keeps to 127.0.0.1 is
     refused, and without that setting it takes the machine's outward address; so these two nodes listen on that address.)"""
     import subprocess
     import sys
-    from conftest import BIN, ROOT
+    from conftest import BIN, ROOT, write_user_env
     with _ray_start(["--num-cpus=2"], ["--num-cpus=2"]) as (port, env, procs):
         env = {**env, "RAY_AUTH_MODE": "token"}
         probe = lambda: json.loads(subprocess.run([sys.executable, "-c", _CLUSTER_PROBE, f"127.0.0.1:{port}", "2"], env=env,
                                                   capture_output=True, text=True, timeout=120).stdout.strip().splitlines()[-1])
         assert probe() == dict(nodes=2, free_cpus=4.0)
+        env_id = write_user_env(tmp_path)                                          # a user's env module, not installed
         r = subprocess.run([str(BIN / "ddrl-lab"), "run", "cartpole-ppo", "--out", str(tmp_path / "runs"), "--set", "run.runtime=ray",
                             "--set", f"run.ray_address=127.0.0.1:{port}", "--set", "topology.num_workers=2",
+                            "--set", f"env.id={env_id}", "--set", "env.kwargs={length: 7}",
                             "--set", "run.total_env_steps=4096", "--set", "run.target_return=null"],
                            capture_output=True, text=True, timeout=240, env=env, cwd=tmp_path)   # (a worker's path starts
         assert r.returncode == 0, r.stderr[-3000:]                                   # at the driver's folder: not the checkout)
         meta = json.loads(next((tmp_path / "runs").glob("*/meta.json")).read_text())
         assert meta["status"] == "finished", meta
+        last = json.loads(next((tmp_path / "runs").glob("*/metrics.jsonl")).read_text().splitlines()[-1])
+        assert last["episode_return_mean"] == 7.0, last                            # the user's env, with its kwargs, on both nodes
         where = meta["placement"]
         assert len({w["node_id"] for w in where["workers"]}) == 2, where          # one env worker on each node
         for part in where["workers"] + where["learners"]:                           # the shipped code, not this checkout
