@@ -51,7 +51,8 @@ def flat_config(cfg) -> dict:
     d = config_to_dict(cfg) if isinstance(cfg, Config) else (cfg or {})
     out = {}
     for s, sec in d.items():
-        for k, v in sec.items() if isinstance(sec, dict) else [(None, sec)]:
+        flat_key = "." in s  # a flat dict's key; its value may itself be a dict (env.kwargs)
+        for k, v in sec.items() if isinstance(sec, dict) and not flat_key else [(None, sec)]:
             out[s if k is None else f"{s}.{k}"] = list(v) if isinstance(v, tuple) else v
     return out
 
