@@ -28,6 +28,7 @@ from ddrl_lab.replay import (
     replay_age_mean,
 )
 from .segments import Segment
+from .sequence_replay import SequenceCutter
 
 # %% auto 0
 __all__ = ['transitions', 'ReplayShard']
@@ -109,6 +110,9 @@ class ReplayShard:
         snapshot_dir: Optional[str] = None,
         codec: str = "pickle5",
         frames: Optional[bool] = None,
+        sequence_length: Optional[int] = None,
+        burn_in: int = 0,
+        overlap: Optional[int] = None,
     ):
         if kind not in ("prioritized", "uniform"):
             raise ValueError(f"replay kind must be 'prioritized' or 'uniform', got {kind!r}")
@@ -128,6 +132,12 @@ class ReplayShard:
         # shards of one seed differ
         self.seed = None if seed is None else np.random.SeedSequence([seed, self.shard_id])
         self.codec = get_codec(codec)
+        # R2D2's sequences (`04c_sequence_replay`) instead of n-step transitions: one item per
+        # sequence, `stride` new steps each
+        self.cutter = None
+        if sequence_length is not None:
+            self.cutter = SequenceCutter(sequence_length, burn_in, overlap)
+        self.frame_fields = SequenceCutter.FRAMES if self.cutter else ("obs", "boot_obs")
         self.storage = RingStorage(_check_capacity(capacity))
         # Frame stacks (uint8, (stack, H, W) per item; `None`: decided by the first segment) are
         # kept one frame
@@ -162,8 +172,8 @@ class ReplayShard:
         return len(self.storage)
 
     def add(self, *segments) -> dict:
-        """Store the n-step transitions of `segments` (`Segment`s or `Encoded` ones; `None`s are
-        skipped)."""
+        """Store the n-step transitions (or the sequences they complete) of `segments` (`Segment`s
+        or `Encoded` ones; `None`s are skipped)."""
         before, count = self.storage.added, 0
         for seg in segments:
             if seg is None:
@@ -174,7 +184,10 @@ class ReplayShard:
                 self.frames = bool(seg.obs.dtype == np.uint8 and seg.obs.ndim == 5)
             if self.frames:
                 seg = self._numbered(seg)
-            items = transitions(seg, self.n_step, self.gamma)
+            count += 1
+            items = self._items(seg)
+            if items is None:
+                continue
             versions, cap = items.pop("policy_version"), self.storage.capacity
             # more items than slots: the ring overwrites the first ones at once
             for lo in range(0, len(versions), cap):
@@ -182,7 +195,6 @@ class ReplayShard:
                     {k: v[lo : lo + cap] for k, v in items.items()}, versions[lo : lo + cap]
                 )
                 self.sampler.add(idx, versions[lo : lo + cap])
-            count += 1
         return dict(
             shard_id=self.shard_id,
             segments=count,
@@ -202,7 +214,8 @@ class ReplayShard:
             index, info = np.zeros(0, np.int64), {"weights": np.zeros(0, np.float32)}
         out = self.storage.get(index)
         if self.ring is not None:
-            out["obs"], out["boot_obs"] = self.ring.get(out["obs"]), self.ring.get(out["boot_obs"])
+            for f in self.frame_fields:
+                out[f] = self.ring.get(out[f])
         out.update(
             index=index,
             weights=info["weights"],
@@ -215,6 +228,12 @@ class ReplayShard:
         self.sampled += len(index)
         self.last_versions = out["policy_version"]
         return out
+
+    def _items(self, seg: Segment) -> Optional[dict]:
+        "The items `seg` gives: its n-step transitions, or the sequences it completes (or None)."
+        if self.cutter is not None:
+            return self.cutter.cut(seg)
+        return transitions(seg, self.n_step, self.gamma)
 
     def mass(self) -> float:
         """The total sampling mass: Σ p^α (times recency weights) for prioritized replay, the item
@@ -252,20 +271,21 @@ def update_priorities(self: ReplayShard, index, insert_index, td_abs) -> int:
 def _frame_floor(self: ReplayShard) -> int:
     "The oldest frame number a held item uses (the ring's next number when no item is held)."
     n = len(self.storage)
-    if n == 0:
-        return self.ring.added
     # Numbers rise along a stack (a stack moves on by appending a newer frame), so the first of each
     # is its oldest.
-    return int(
-        min(self.storage.data["obs"][:n, 0].min(), self.storage.data["boot_obs"][:n, 0].min())
-    )
+    held = [self.storage.data[f][:n, ..., 0].min() for f in self.frame_fields] if n else []
+    # and the steps a sequence writer holds for sequences still to come
+    buffered = self.cutter.frame_floor() if self.cutter is not None else None
+    held += [] if buffered is None else [buffered]
+    return int(min(held)) if held else self.ring.added
 
 
 @patch
 def _frame_slots(self: ReplayShard, capacity: int) -> int:
-    """Ring slots for `capacity` items: one frame per item, 1/16 more, and room for two segments'
-    worst case."""
-    return capacity + capacity // 16 + 2 * self._most
+    """Ring slots for `capacity` items: one frame per new step an item brings (a sequence brings
+    `stride`), 1/16 more, and room for two segments' worst case."""
+    steps = capacity * (self.cutter.stride if self.cutter is not None else 1)
+    return steps + steps // 16 + 2 * self._most
 
 
 @patch
@@ -377,7 +397,10 @@ def state_dict(self: ReplayShard) -> dict:
         stale_priority_updates=self.stale_priority_updates,
         snapshots=self.snapshots,
         rng=json.dumps(smp.rng.bit_generator.state),
+        sequences=self.cutter is not None,
     )
+    if self.cutter is not None:
+        sd.update({f"cutter.{k}": v for k, v in self.cutter.state_dict().items()})
     sd.update({f"data.{k}": a[:n].copy() for k, a in st.data.items()})
     if self.kind == "prioritized":
         sd.update(p_alpha=smp.priority.priorities[:n].copy(), max_priority=smp.max_priority)
@@ -407,6 +430,7 @@ def load_state_dict(self: ReplayShard, sd: Mapping) -> None:
         gamma=self.gamma,
         alpha=self.alpha,
         recency_half_life=np.nan if self.recency_half_life is None else self.recency_half_life,
+        sequences=self.cutter is not None,
     )
     for key, want in mine.items():
         got = _item(sd[key])
@@ -460,6 +484,9 @@ def load_state_dict(self: ReplayShard, sd: Mapping) -> None:
         ring.put(np.asarray(sd["frames"]))
     if ring is not None or n:
         self.frames = ring is not None
+    if self.cutter is not None:
+        cut = {k[len("cutter.") :]: v for k, v in sd.items() if k.startswith("cutter.")}
+        self.cutter.load_state_dict(cut)
     self.storage, self.sampler, self.ring, self.tails = storage, sampler, ring, {}
     self.sampled, self.stale_priority_updates, self.snapshots = (
         int(_item(sd[k])) for k in ("sampled", "stale_priority_updates", "snapshots")

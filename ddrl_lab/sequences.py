@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -29,11 +30,12 @@ class SequenceWriter:
         self.buffer: Optional[dict] = None
 
     def push(self, steps: dict) -> Optional[dict]:
-        """Append `(T, M, ...)` steps (every key the same `T`); return the sequences completed, as
-        `(length + 1, K * M, ...)` tensors (sequence `k * M + m` is env `m`'s `k`-th), or None."""
-        # (copies: the caller may reuse its tensors)
+        """Append `(T, M, ...)` steps (every key the same `T`; tensors, or NumPy arrays on the
+        host); return the sequences completed, as `(length + 1, K * M, ...)` arrays of the same
+        kind (sequence `k * M + m` is env `m`'s `k`-th), or None."""
+        # (copies: the caller may reuse its arrays)
         prev = self.buffer or {}
-        steps = {k: torch.cat([prev[k], v]) if k in prev else v.clone() for k, v in steps.items()}
+        steps = {k: _cat([prev[k], v]) if k in prev else _cat([v]) for k, v in steps.items()}
         done = []
         n = next(iter(steps.values())).shape[0]
         start = 0
@@ -43,7 +45,7 @@ class SequenceWriter:
         self.buffer = {k: v[start:] for k, v in steps.items()}
         if not done:
             return None
-        return {k: torch.cat([d[k] for d in done], 1) for k in steps}
+        return {k: _cat([d[k] for d in done], 1) for k in steps}
 
     def reset(self) -> None:
         "Forget the buffered steps: the stream starts again at the next push."
@@ -54,6 +56,18 @@ class SequenceWriter:
 
     def load_state_dict(self, sd: dict) -> None:
         self.buffer = sd["buffer"]
+
+    @property
+    def buffered(self) -> int:
+        "Steps held for sequences still to come."
+        return 0 if self.buffer is None else len(next(iter(self.buffer.values())))
+
+
+def _cat(parts: list, dim: int = 0):
+    "Concatenate along `dim` (a copy, even of one part): torch tensors or NumPy arrays alike."
+    if isinstance(parts[0], torch.Tensor):
+        return torch.cat(parts, dim)
+    return np.concatenate(parts, dim)
 
 # %% ../nbs/06e_sequences.ipynb 9
 def sequence_priority(td_abs: torch.Tensor, eta: float) -> torch.Tensor:
