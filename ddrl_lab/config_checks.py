@@ -126,7 +126,7 @@ MAX_LEARNERS = {"co-located": 1, "central-inference": 1}
 
 
 # where each algorithm runs recurrent in this version (None: every topology)
-RECURRENT_MODES = {"ppo": None, "impala": None, "dqn": ("on-device",)}
+RECURRENT_MODES = {"ppo": None, "impala": None, "dqn": ("on-device", "co-located", "decoupled")}
 
 
 def sequence_problems(c: Config) -> list[str]:
@@ -148,6 +148,22 @@ def sequence_problems(c: Config) -> list[str]:
             f"replay.overlap = {overlap} must be less than algo.burn_in + replay.sequence_length "
             f"= {burn_in + length} (each sequence starts at least one step after the one before)."
         )
+    if p or c.topology.mode == "on-device":
+        return p
+    # replay shards cut each worker's segments (`04c_sequence_replay`)
+    stride = burn_in + length - (burn_in if overlap is None else overlap)
+    if stride % c.algo.segment_length:
+        p.append(
+            f"algo.segment_length = {c.algo.segment_length} must divide the sequence stride "
+            f"algo.burn_in + replay.sequence_length - replay.overlap = {stride} (a replay shard "
+            "knows a worker's recurrent state where a segment starts, so every sequence starts "
+            "there)."
+        )
+    if c.replay.shards > c.topology.num_workers:
+        p.append(
+            f"replay.shards = {c.replay.shards} is more than topology.num_workers = "
+            f"{c.topology.num_workers}: each worker's stream of sequences stays on one shard."
+        )
     return p
 
 
@@ -161,8 +177,8 @@ def recurrent_problems(c: Config) -> list[str]:
     if modes is not None and c.topology.mode not in modes:
         p.append(
             f"algo.rnn = {c.algo.rnn!r} with algo.name = {c.algo.name!r} (R2D2) runs with "
-            f"topology.mode = on-device only in this version (topology.mode = "
-            f"{c.topology.mode!r}): set topology.mode=on-device and env.backend=torch."
+            f"topology.mode {', '.join(modes)} in this version (topology.mode = "
+            f"{c.topology.mode!r})."
         )
     if c.algo.name == "dqn":
         p += sequence_problems(c)

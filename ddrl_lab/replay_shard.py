@@ -138,6 +138,9 @@ class ReplayShard:
         if sequence_length is not None:
             self.cutter = SequenceCutter(sequence_length, burn_in, overlap)
         self.frame_fields = SequenceCutter.FRAMES if self.cutter else ("obs", "boot_obs")
+        # env steps an item stands for in sizes (a sequence: its learned steps)
+        self.steps_per_item = self.cutter.sequence_length if self.cutter else 1
+        self.steps_added = 0  # env steps of the segments taken in
         self.storage = RingStorage(_check_capacity(capacity))
         # Frame stacks (uint8, (stack, H, W) per item; `None`: decided by the first segment) are
         # kept one frame
@@ -185,6 +188,7 @@ class ReplayShard:
             if self.frames:
                 seg = self._numbered(seg)
             count += 1
+            self.steps_added += seg.num_steps
             items = self._items(seg)
             if items is None:
                 continue
@@ -350,12 +354,15 @@ def knobs(self: ReplayShard) -> dict:
 
 @patch
 def metrics(self: ReplayShard, current_version: Optional[int] = None) -> dict:
-    "Counters and gauges; with `current_version`, also `replay_age_mean` of the last batch sampled."
+    """Counters and gauges (sizes in env steps: a sequence counts its learned steps); with
+    `current_version`, also `replay_age_mean` of the last batch sampled."""
     m = dict(
         shard_id=self.shard_id,
-        replay_size=len(self),
-        replay_capacity=self.storage.capacity,
+        replay_size=len(self) * self.steps_per_item,
+        replay_capacity=self.storage.capacity * self.steps_per_item,
+        replay_items=len(self),
         added=self.storage.added,
+        added_steps=self.steps_added,
         sampled=self.sampled,
         mass=self.mass(),
         stale_priority_updates=self.stale_priority_updates,
@@ -398,6 +405,7 @@ def state_dict(self: ReplayShard) -> dict:
         snapshots=self.snapshots,
         rng=json.dumps(smp.rng.bit_generator.state),
         sequences=self.cutter is not None,
+        steps_added=self.steps_added,
     )
     if self.cutter is not None:
         sd.update({f"cutter.{k}": v for k, v in self.cutter.state_dict().items()})
@@ -433,7 +441,8 @@ def load_state_dict(self: ReplayShard, sd: Mapping) -> None:
         sequences=self.cutter is not None,
     )
     for key, want in mine.items():
-        got = _item(sd[key])
+        # (a snapshot from before sequence replay holds transitions)
+        got = _item(sd[key]) if key in sd else False
         if not (got == want or (isinstance(want, float) and np.isnan(want) and np.isnan(got))):
             raise ValueError(
                 f"cannot restore replay shard {self.shard_id}: the state has {key} = "
@@ -491,6 +500,8 @@ def load_state_dict(self: ReplayShard, sd: Mapping) -> None:
     self.sampled, self.stale_priority_updates, self.snapshots = (
         int(_item(sd[k])) for k in ("sampled", "stale_priority_updates", "snapshots")
     )
+    # (a snapshot from before this counter: one step per item)
+    self.steps_added = int(_item(sd.get("steps_added", storage.added)))
 
 # %% ../nbs/04a_replay_shard.ipynb 24
 @patch

@@ -13,7 +13,7 @@ from .segments import Segment
 from .sequences import SequenceWriter
 
 # %% auto 0
-__all__ = ['segment_steps', 'SequenceCutter']
+__all__ = ['segment_steps', 'SequenceCutter', 'shard_sequences', 'replay_items']
 
 # %% ../nbs/04c_sequence_replay.ipynb 5
 def segment_steps(seg: Segment, done_before: Optional[np.ndarray] = None) -> dict:
@@ -124,3 +124,22 @@ class SequenceCutter:
                 k[len(prefix) :]: np.asarray(v) for k, v in sd.items() if k.startswith(prefix)
             }
             writer.buffer = buffer or None
+
+# %% ../nbs/04c_sequence_replay.ipynb 17
+def shard_sequences(cfg) -> dict:
+    "The `ReplayShard` arguments of `cfg`'s sequence replay; {} unless R2D2 (dqn with `algo.rnn`)."
+    if cfg.algo.name != "dqn" or cfg.algo.rnn == "none":
+        return {}
+    return dict(
+        sequence_length=cfg.replay.sequence_length,
+        burn_in=cfg.algo.burn_in,
+        overlap=cfg.replay.overlap,
+    )
+
+
+def replay_items(cfg, steps: int) -> int:
+    """The replay items `steps` env steps make under `cfg`: one per step for transitions, one per
+    `replay.sequence_length` learned steps (at least one) for R2D2's sequences."""
+    if not shard_sequences(cfg):
+        return int(steps)
+    return max(1, int(steps) // cfg.replay.sequence_length)

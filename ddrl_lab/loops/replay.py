@@ -15,6 +15,7 @@ from .base import Loop, share
 from ..ratelimit import RateLimiter
 from ..replay import route
 from ..replay_shard import ReplayShard
+from ..sequence_replay import replay_items, shard_sequences
 from ..shard_sampling import ShardBalancer
 from ..runtime import ActorDied
 
@@ -81,7 +82,7 @@ class ReplayLoop(Loop):
             self.rt.spawn(
                 ReplayShard,
                 shard_id=s,
-                capacity=share(r.capacity, S, s),
+                capacity=share(replay_items(c, r.capacity), S, s),
                 kind=r.kind,
                 alpha=r.alpha,
                 beta=r.beta,
@@ -91,6 +92,7 @@ class ReplayLoop(Loop):
                 seed=c.run.seed * 1000 + s,
                 snapshot_dir=str(self.job.run_dir / "replay" / f"shard-{s}"),
                 codec=c.channel.codec,
+                **shard_sequences(c),
                 num_cpus=0.5,
                 restartable=True,
             )
@@ -108,7 +110,11 @@ class ReplayLoop(Loop):
                 try:
                     self.rt.get(
                         self.rt.call(
-                            sh, "set_knobs", capacity=share(changed["replay_capacity"], S, s)
+                            sh,
+                            "set_knobs",
+                            capacity=share(
+                                replay_items(self.config, changed["replay_capacity"]), S, s
+                            ),
                         )
                     )
                 except ActorDied:
@@ -186,7 +192,7 @@ def run(self: ReplayLoop) -> None:
                 balancer.refresh(
                     rt.get([rt.call(sh, "mass") for sh in self.shards]), led.rows.updates
                 )
-            counts = balancer.counts(k * a.batch_size)
+            counts = balancer.counts(k * replay_items(c, a.batch_size))
             samples = [rt.call(sh, "sample", int(m)) for sh, m in zip(self.shards, counts) if m > 0]
             shares = balancer.shares.tolist() if c.replay.kind == "prioritized" else None
             update = rt.call(
@@ -242,7 +248,7 @@ def books_at_end(self: ReplayLoop) -> None:
     if self.note_restarts(ms):
         ms = self.rt.get([self.rt.call(sh, "metrics") for sh in self.shards], timeout=30.0)
     self.ledger.books["replay_lost_transitions"] = sum(
-        max(0, self.replay_added[s] - m["added"]) for s, m in enumerate(ms)
+        max(0, self.replay_added[s] - m["added_steps"]) for s, m in enumerate(ms)
     )
     self.job.meta["replay_shards"] = [
         {
@@ -251,6 +257,7 @@ def books_at_end(self: ReplayLoop) -> None:
                 "replay_size",
                 "replay_capacity",
                 "added",
+                "added_steps",
                 "frames_stored",
                 "restored_from",
                 "restored_items",
@@ -271,8 +278,10 @@ def note_restarts(self: ReplayLoop, ms: list) -> bool:
             self.incarnations[s] = m["incarnation"]
             self.ledger.books["replay_shard_restarts"] += 1
             restarted = True
-            cap = share(self.knobs["replay_capacity"], len(self.shards), s)
-            if m["replay_capacity"] != cap:
+            cap = share(
+                replay_items(self.config, self.knobs["replay_capacity"]), len(self.shards), s
+            )
+            if m["knob_capacity"] != cap:
                 self.rt.get(self.rt.call(self.shards[s], "set_knobs", capacity=cap))
     return restarted
 
@@ -294,7 +303,7 @@ def row(self: ReplayLoop) -> dict:
         in_replay_segments=b["in_replay"],
         replay_shard_restarts=b["replay_shard_restarts"],
         replay_lost_transitions=sum(
-            max(0, self.replay_added[s] - m["added"]) for s, m in enumerate(ms)
+            max(0, self.replay_added[s] - m["added_steps"]) for s, m in enumerate(ms)
         ),
     )
 
