@@ -16,9 +16,11 @@ import numpy as np
 from .bench import Recorder, ensure_ray, timed
 
 # %% auto 0
-__all__ = ['ALPHA', 'BETA', 'EPS', 'N_STEP', 'GAMMA', 'WINDOW', 'full_sampler', 'sampler_rate', 'numpy_prioritized',
-           'cartpole_segment', 'filled_shards', 'sharded_step', 'single_sampler_step', 'one_cpu', 'bench_replay',
-           'make_segment', 'touch', 'codec_rate', 'PipePeer', 'bench_codecs', 'Echo', 'bench_ray']
+__all__ = ['ALPHA', 'BETA', 'EPS', 'N_STEP', 'GAMMA', 'R2D2_ON_SHARDS', 'WINDOW', 'full_sampler', 'sampler_rate',
+           'numpy_prioritized', 'cartpole_segment', 'filled_shards', 'sharded_step', 'single_sampler_step', 'one_cpu',
+           'bench_replay', 'recurrent_stream', 'replay_pair', 'bytes_per_step', 'replay_learner', 'replay_step',
+           'sequence_figures', 'sequence_ratios', 'make_segment', 'touch', 'codec_rate', 'PipePeer', 'bench_codecs',
+           'Echo', 'bench_ray']
 
 # %% ../nbs/16c_bench_data.ipynb 5
 ALPHA, BETA, EPS, N_STEP, GAMMA = 0.6, 0.4, 1e-6, 3, 0.99
@@ -167,7 +169,8 @@ def one_cpu():
 
 
 def bench_replay(rec: Recorder) -> None:
-    "Prioritized sampling against NumPy, and sharded sampling against one sampler."
+    """Prioritized sampling against NumPy, sharded sampling against one sampler, sequence replay
+    against transition replay."""
     from ddrl_lab.replay import PrioritizedSampler
 
     S, capacity, batch = (0.3, 1 << 16, 256) if rec.quick else (2.0, 1 << 20, 256)
@@ -207,6 +210,7 @@ def bench_replay(rec: Recorder) -> None:
                     "transitions/s",
                     lambda: timed(step, batch, S, warmup=5),
                 )
+            sequence_figures(rec, S)
     rec.ratio(
         "PrioritizedSampler / NumPy",
         "PrioritizedSampler sample + update",
@@ -218,8 +222,132 @@ def bench_replay(rec: Recorder) -> None:
             f"ReplayShard x{k} (in process)",
             "PrioritizedSampler + RingStorage",
         )
+    sequence_ratios(rec)
 
 # %% ../nbs/16c_bench_data.ipynb 11
+def recurrent_stream(n: int, T: int, M: int, state_size: int, frames: bool = False):
+    """`n` consecutive segments of one worker (`cartpole_segment`) with a recurrent state at their
+    start; with `frames`, Atari-sized stacks that move on by one new frame per step."""
+    from dataclasses import replace
+
+    rng = np.random.default_rng(0)
+    frame = lambda *shape: rng.integers(0, 256, (*shape, 84, 84), np.uint8)
+    stacks = frame(M, 4)
+    for k in range(n):
+        seg = cartpole_segment(k, T, M)
+        seg = replace(seg, h0=rng.normal(size=(M, state_size)).astype(np.float32))
+        if frames:
+            obs = np.empty((T, M, 4, 84, 84), np.uint8)
+            for t in range(T):
+                obs[t] = stacks
+                stacks = np.concatenate([stacks[:, 1:], frame(M, 1)], 1)
+            final_obs = frame(len(seg.final_index), 4)
+            seg = replace(
+                seg, obs=obs, next_obs=stacks.copy(), final_obs=final_obs, env_ids=tuple(range(M))
+            )
+        yield seg
+
+
+def replay_pair(steps: int, frames: bool, T: int = 20, M: int = 64) -> tuple:
+    """A transition shard and a sequence shard (10 + 20 steps, stride 20) fed the same `steps` env
+    steps, with random priorities."""
+    from ddrl_lab.replay_shard import ReplayShard
+
+    kw = dict(alpha=ALPHA, beta=BETA, seed=0)
+    pair = (
+        ReplayShard(capacity=steps, n_step=N_STEP, gamma=GAMMA, **kw),
+        ReplayShard(capacity=steps // 20, sequence_length=20, burn_in=10, **kw),
+    )
+    for seg in recurrent_stream(steps // (T * M) + 2, T, M, 128, frames):
+        for sh in pair:
+            sh.add(seg)
+    rng = np.random.default_rng(1)
+    for sh in pair:
+        sh.update_priorities(
+            np.arange(len(sh)), sh.storage.insert_index[: len(sh)], rng.exponential(1.0, len(sh))
+        )
+    return pair
+
+
+def bytes_per_step(shard) -> float:
+    "Bytes the shard holds per stored (learned) env step."
+    m = shard.metrics()
+    return m["replay_bytes"] / m["replay_size"]
+
+
+def replay_learner(preset: str, overrides: dict):
+    "The learner of `preset` for CartPole's spaces, on one thread."
+    import gymnasium as gym
+    from ddrl_lab.algorithms import learner_class
+    from ddrl_lab.config import load_config
+
+    cfg = load_config(preset, {"algo.bf16": False, **overrides})
+    box = gym.spaces.Box(-np.inf, np.inf, (4,), np.float32)
+    return learner_class(cfg)(cfg, box, gym.spaces.Discrete(2), num_threads=1)
+
+
+def replay_step(shard, items: int, learner=None) -> Callable[[int], None]:
+    "Sample `items` items, take the learner's gradient step on them (if any), write priorities back."
+    rng = np.random.default_rng(2)
+
+    def step(i):
+        batch = shard.sample(items)
+        if learner is None:
+            td = rng.exponential(1.0, items)
+        else:
+            td = learner.update(batch)["priorities"][0][3]
+        shard.update_priorities(batch["index"], batch["insert_index"], td)
+
+    return step
+
+
+def sequence_figures(rec: Recorder, seconds: float) -> None:
+    """Sequence replay beside transition replay (see above): bytes per stored step, learned steps
+    per second with and without a gradient step; one repeat per call."""
+    vectors, frames = (1 << 13, 1 << 11) if rec.quick else (1 << 16, 1 << 14)
+    for kind, steps in (("vectors", vectors), ("frames", frames)):
+        trans, seqs = replay_pair(steps, frames=kind == "frames")
+        for name, sh in (("transitions", trans), ("sequences", seqs)):
+            rec.add(f"{name}, {kind}: bytes per stored step", bytes_per_step(sh), "bytes")
+    learners = dict(
+        transitions=replay_learner("cartpole-dqn", {"algo.batch_size": 320}),
+        sequences=replay_learner("stateless-cartpole-r2d2", R2D2_ON_SHARDS),
+    )
+    for name, sh in zip(learners, replay_pair(vectors, frames=False)):
+        items = 320 if name == "transitions" else 16
+        rec.measure(
+            f"{name}: sample + priorities",
+            "learned steps/s",
+            lambda: timed(replay_step(sh, items), 320, seconds, warmup=5),
+        )
+        rec.measure(
+            f"{name}: sample + gradient step + priorities",
+            "learned steps/s",
+            lambda: timed(replay_step(sh, items, learners[name]), 320, seconds, warmup=2),
+        )
+
+
+# the R2D2 preset as a decoupled job's learner and shards would run it
+R2D2_ON_SHARDS = {
+    "topology.mode": "decoupled",
+    "env.backend": "gymnasium",
+    "topology.num_workers": 1,
+    "replay.shards": 1,
+}
+
+
+def sequence_ratios(rec: Recorder) -> None:
+    "What sequences cost against transitions, from `sequence_figures`."
+    for kind in ("vectors", "frames"):
+        rec.ratio(
+            f"bytes per step, sequences / transitions ({kind})",
+            f"sequences, {kind}: bytes per stored step",
+            f"transitions, {kind}: bytes per stored step",
+        )
+    for what in ("sample + priorities", "sample + gradient step + priorities"):
+        rec.ratio(f"{what}, sequences / transitions", f"sequences: {what}", f"transitions: {what}")
+
+# %% ../nbs/16c_bench_data.ipynb 14
 WINDOW = 4  # segments in flight through the pipe
 
 
@@ -257,7 +385,7 @@ def codec_rate(codec, segs: list, seconds: float) -> float:
         warmup=len(segs),
     )
 
-# %% ../nbs/16c_bench_data.ipynb 13
+# %% ../nbs/16c_bench_data.ipynb 16
 def _pipe_child(data, acks) -> None:
     """The far end of a `PipePeer`: b's' + a segment (decode, touch, ack), b'p' (ack at once); EOF
     ends it."""
@@ -336,7 +464,7 @@ class PipePeer:
     def __exit__(self, *exc):
         self.close()
 
-# %% ../nbs/16c_bench_data.ipynb 15
+# %% ../nbs/16c_bench_data.ipynb 18
 def bench_codecs(rec: Recorder) -> None:
     "Each codec in process and through a pipe, against pickle5."
     from ddrl_lab.codecs import CODECS, get_codec, shm_blocks
@@ -379,7 +507,7 @@ def bench_codecs(rec: Recorder) -> None:
                     f"{kind} pickle5, {where}",
                 )
 
-# %% ../nbs/16c_bench_data.ipynb 17
+# %% ../nbs/16c_bench_data.ipynb 20
 class Echo:
     "An actor that answers."
 
