@@ -16,8 +16,8 @@ if TYPE_CHECKING:
     from ddrl_lab.config import Config
 
 # %% auto 0
-__all__ = ['ON_POLICY', 'MAX_LEARNERS', 'RECURRENT_MODES', 'show_value', 'coerce', 'sequence_problems', 'recurrent_problems',
-           'check_consistency', 'check_packages']
+__all__ = ['ON_POLICY', 'MAX_LEARNERS', 'show_value', 'coerce', 'sequence_problems', 'recurrent_problems', 'check_consistency',
+           'check_packages']
 
 # %% ../nbs/00a_config_checks.ipynb 6
 _TYPE_WORDS = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
@@ -125,10 +125,6 @@ ON_POLICY = ("ppo",)
 MAX_LEARNERS = {"co-located": 1, "central-inference": 1}
 
 
-# where each algorithm runs recurrent in this version (None: every topology)
-RECURRENT_MODES = {"ppo": None, "impala": None, "dqn": ("on-device", "co-located", "decoupled")}
-
-
 def sequence_problems(c: Config) -> list[str]:
     "Problems with R2D2's sequence settings (`algo.burn_in`, `replay.overlap`)."
     p = []
@@ -159,7 +155,12 @@ def sequence_problems(c: Config) -> list[str]:
             "knows a worker's recurrent state where a segment starts, so every sequence starts "
             "there)."
         )
-    if c.replay.shards > c.topology.num_workers:
+    if c.topology.mode == "central-inference" and c.replay.shards != 1:
+        p.append(
+            f"replay.shards = {c.replay.shards}: central inference keeps R2D2's replay in its "
+            "learner, one shard: set replay.shards=1."
+        )
+    elif c.replay.shards > c.topology.num_workers:
         p.append(
             f"replay.shards = {c.replay.shards} is more than topology.num_workers = "
             f"{c.topology.num_workers}: each worker's stream of sequences stays on one shard."
@@ -173,13 +174,6 @@ def recurrent_problems(c: Config) -> list[str]:
     if c.algo.rnn == "none":
         return []
     p = []
-    modes = RECURRENT_MODES[c.algo.name]
-    if modes is not None and c.topology.mode not in modes:
-        p.append(
-            f"algo.rnn = {c.algo.rnn!r} with algo.name = {c.algo.name!r} (R2D2) runs with "
-            f"topology.mode {', '.join(modes)} in this version (topology.mode = "
-            f"{c.topology.mode!r})."
-        )
     if c.algo.name == "dqn":
         p += sequence_problems(c)
     bptt = c.algo.bptt

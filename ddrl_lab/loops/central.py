@@ -8,7 +8,9 @@ from __future__ import annotations
 import time
 
 from ..central import CentralLearner, EnvWorker
+from ..central_r2d2 import CentralReplay
 from ..config import Config
+from ..sequence_replay import shard_sequences
 from .base import Loop
 from ..runtime import ActorDied
 
@@ -43,12 +45,12 @@ class CentralLoop(Loop):
 
     @classmethod
     def problems(cls, cfg: Config) -> list[str]:
-        if cfg.algo.name == "impala":
+        if cfg.algo.name == "impala" or shard_sequences(cfg):
             return []
         return [
             f"topology.mode = 'central-inference' trains with V-trace on trajectories whose "
-            f"steps may come from "
-            f"different versions: set algo.name=impala (got {cfg.algo.name!r})."
+            f"steps may come from different versions, or R2D2 from its own replay: set "
+            f"algo.name=impala, or algo.name=dqn with algo.rnn (got {cfg.algo.name!r})."
         ]
 
     @classmethod
@@ -59,8 +61,10 @@ class CentralLoop(Loop):
         )
 
     def spawn(self, spaces, checkpoint_dir, force, gpus) -> None:
+        # SEED's R2D2: the learner keeps a sequence replay (`09f_central_r2d2`)
+        learner = CentralReplay if shard_sequences(self.config) else CentralLearner
         self.learner = self.rt.spawn(
-            CentralLearner,
+            learner,
             self.config,
             *spaces,
             restartable=True,
@@ -80,7 +84,7 @@ class CentralLoop(Loop):
             out = {
                 k: v
                 for k, v in self.rt.get(self.rt.call(self.learner, "metrics"), timeout=5.0).items()
-                if k.startswith("inference_")
+                if k.startswith(("inference_", "replay_"))
             } | out
         except Exception:
             pass
@@ -140,6 +144,7 @@ class CentralLoop(Loop):
                         led.produced(
                             dict(meta, incarnation=led.incarnations.get(meta["worker_id"]))
                         )
+                    led.in_replay(info.pop("in_replay", 0))
                     if job.trained(info):
                         done = True
                         break
