@@ -319,6 +319,7 @@ class R2D2Learner(DQNLearner):
                 a.huber_delta,
                 batch["weights"],
                 a.priority_eta,
+                a.rnn_h0 == "stored",
             )
         stats["td_abs"] = stats.pop("priority")
         return loss, stats

@@ -146,8 +146,8 @@ class AlgoConfig:
     # steps per truncated-BPTT chunk of a recurrent PPO minibatch (None: the whole segment); it
     # must divide segment_length
     bptt: Optional[int] = setting(None, lo=1)
-    # the state a learner unrolls each segment from: the one its actor stored (h0) or zeros (for
-    # studying what the stored state buys)
+    # the state a learner unrolls each segment (R2D2: sequence) from: the one its actor stored
+    # (h0) or zeros (for studying what the stored state buys)
     rnn_h0: str = setting("stored", choices=("stored", "zero"))
     # R2D2 (dqn with algo.rnn): steps before each stored sequence's learned part that only warm
     # up its stored state (no gradient)

@@ -127,6 +127,7 @@ class OnDeviceR2D2(OnDeviceDQN):
                 algo.huber_delta,
                 weights,
                 algo.priority_eta,
+                algo.rnn_h0 == "stored",
             )
             self._optimize(loss)
             # |td| mix + eps, as the host's sampler keeps it

@@ -98,10 +98,13 @@ def r2d2_loss(
     huber_delta: Optional[float] = 1.0,
     weights: Optional[torch.Tensor] = None,
     eta: float = 0.9,
+    stored_h0: bool = True,
 ) -> tuple[torch.Tensor, dict]:
     """The R2D2 loss of a batch of sequences `seq` (see above) and its statistics, with
     `priority`, one per sequence."""
     obs, first, h0 = seq["obs"], seq["first"], seq["h0"]
+    if not stored_h0:  # (R2D2's zero-state baseline: `algo.rnn_h0 = zero`)
+        h0 = torch.zeros_like(h0)
     S = obs.shape[0] - 1
     L = S - burn_in
     with torch.no_grad():

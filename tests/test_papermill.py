@@ -67,17 +67,18 @@ def test_sync_modes_rejects_a_bad_parameter_first(tmp_path):
 RECURRENT = ROOT / "nbs" / "experiments" / "recurrent.ipynb"
 
 
-def test_recurrent_study_runs_both_parts(tmp_path):
+def test_recurrent_study_runs_all_three_parts(tmp_path):
     """Small parameters, one process: part 1's four policies on the device, part 2's async runs from the stored state
-    and from zeros; the notebook ends with both tables."""
+    and from zeros, part 3's four R2D2 variants (stored or zero state, with or without burn-in); the notebook ends
+    with the three tables."""
     out_nb = tmp_path / "recurrent.ipynb"
     pm.execute_notebook(str(RECURRENT), str(out_nb), kernel_name="python3", progress_bar=False,
-                        parameters=dict(out=str(tmp_path / "runs"), total_env_steps=8192, staleness=[2],
+                        parameters=dict(out=str(tmp_path / "runs"), total_env_steps=8192, staleness=[2], r2d2_env_steps=8192,
                                         lag_env_steps=4096, lag_workers=2, runtime="serial"))
     runs = sorted(p.name.split("-")[1:3] for p in (tmp_path / "runs").iterdir())
     assert runs == [["lag2", "stored"], ["lag2", "zero"]], runs
     text = out_nb.read_text()
-    assert "stack4" in text and "state_drift_mean" in text and "final_return" in text
+    assert "stack4" in text and "state_drift_mean" in text and "final_return" in text and "zero+burn-in" in text
 
 
 def test_recurrent_study_rejects_an_unknown_policy_first(tmp_path):
