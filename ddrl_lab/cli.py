@@ -81,8 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
         "names",
         nargs="*",
         metavar="NAME",
-        help="benchmarks to run: sampling, pong, atari, solve, driver, replay, "
-        "codecs, ray, sync (default: all)",
+        help="benchmarks to run: sampling, pong, atari, numerics, solve, driver, sync, "
+        "replay, codecs, ray, recurrent, r2d2 (default: all)",
     )
     bench.add_argument(
         "--repeats", type=int, default=3, help="repeats per figure (medians need at least 3)"
