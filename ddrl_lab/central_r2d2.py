@@ -5,6 +5,9 @@
 # %% ../nbs/09f_central_r2d2.ipynb 2
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Optional
+
 from .central import CentralLearner
 from .replay_shard import ReplayShard
 from .segments import validate_segment
@@ -18,9 +21,21 @@ class CentralReplay(CentralLearner):
     """Central inference for every worker with a sequence replay in the learner (SEED's R2D2): the
     assembled segments are stored as sequences, and R2D2 learns from prioritized draws."""
 
-    def __init__(self, cfg, *args, **kwargs):
-        super().__init__(cfg, *args, **kwargs)
+    def __init__(
+        self,
+        cfg,
+        obs_space,
+        action_space,
+        num_threads: int = 1,
+        checkpoint_dir: Optional[str] = None,
+        force_checkpoint: bool = False,
+    ):
+        super().__init__(
+            cfg, obs_space, action_space, num_threads, checkpoint_dir, force_checkpoint
+        )
         r = cfg.replay
+        # snapshots beside the learner's checkpoints (a new learner restores the newest)
+        snapshots = None if checkpoint_dir is None else Path(checkpoint_dir).parent / "replay"
         self.replay = ReplayShard(
             capacity=replay_items(cfg, r.capacity),
             kind=r.kind,
@@ -28,9 +43,11 @@ class CentralReplay(CentralLearner):
             beta=r.beta,
             recency_half_life=r.recency_half_life,
             seed=cfg.run.seed * 1000,
+            snapshot_dir=None if snapshots is None else str(snapshots / "central"),
             **shard_sequences(cfg),
         )
-        self.env_steps = 0  # env steps of the segments stored
+        # env steps of the segments stored (a restored learner's count goes on)
+        self.env_steps = self.learner.env_steps
         self.owed = 0.0  # gradient steps owed to the segments stored
 
     def _train_if_ready(self) -> None:
@@ -60,11 +77,19 @@ class CentralReplay(CentralLearner):
         info["poisoned_episodes"], self.poisoned = self.poisoned, 0
         self.infos.append(info)
 
+    def snapshot(self) -> Optional[str]:
+        "The replay's snapshot beside the learner's checkpoint (with the job's checkpoints)."
+        if self.replay.snapshot_dir is None:
+            return None
+        return self.replay.snapshot()
+
     def metrics(self) -> dict:
-        "The central learner's, and the replay's size and capacity (learned steps)."
+        """The central learner's, and the replay's size and capacity (learned steps) and the items
+        it restored from a snapshot."""
         m = self.replay.metrics()
         return dict(
             super().metrics(),
             replay_size=m["replay_size"],
             replay_capacity=m["replay_capacity"],
+            replay_restored_items=m["restored_items"],
         )

@@ -78,6 +78,16 @@ class CentralLoop(Loop):
     def runner_states(self) -> bool:
         return False
 
+    def snapshot(self) -> None:
+        "R2D2's replay in the learner snapshots itself beside the checkpoint (`CentralReplay`)."
+        if not shard_sequences(self.config):
+            return
+        try:
+            self.rt.get(self.rt.call(self.learner, "snapshot"), timeout=60.0)
+        except Exception as e:  # (the run goes on; the next checkpoint tries again)
+            self.ledger.count("snapshot_failures")
+            self.job.meta["last_snapshot_error"] = repr(e)
+
     def row(self) -> dict:
         out = dict(lost_transitions=self.ledger.books["lost_transitions"])
         try:
