@@ -106,11 +106,13 @@ class Trajectory:
 
     def drop(self) -> int:
         """Forget the steps since the last segment (their worker restarted: its episodes did not go
-        on); the env
-        steps lost: every observation recorded since, the one whose action was still out
-        included."""
+        on); the env steps lost: every observation recorded since, the one whose action was still
+        out included."""
         lost = sum(len(o) for o in self.obs)
         self.clear()
+        # a gap in the numbering: the next segment does not follow the last one (what the state
+        # drift and R2D2's sequence replay read as a broken stream)
+        self.seq += 1
         return lost
 
     def outcome(self, step: dict) -> None:
