@@ -275,6 +275,15 @@ def bytes_per_step(shard) -> float:
     return m["replay_bytes"] / m["replay_size"]
 
 
+# the R2D2 preset as a decoupled job's learner and shards would run it
+R2D2_ON_SHARDS = {
+    "topology.mode": "decoupled",
+    "env.backend": "gymnasium",
+    "topology.num_workers": 1,
+    "replay.shards": 1,
+}
+
+
 def replay_learner(preset: str, overrides: dict):
     "The learner of `preset` for CartPole's spaces, on one thread."
     import gymnasium as gym
@@ -325,15 +334,6 @@ def sequence_figures(rec: Recorder, seconds: float) -> None:
             "learned steps/s",
             lambda: timed(replay_step(sh, items, learners[name]), 320, seconds, warmup=2),
         )
-
-
-# the R2D2 preset as a decoupled job's learner and shards would run it
-R2D2_ON_SHARDS = {
-    "topology.mode": "decoupled",
-    "env.backend": "gymnasium",
-    "topology.num_workers": 1,
-    "replay.shards": 1,
-}
 
 
 def sequence_ratios(rec: Recorder) -> None:

@@ -282,11 +282,15 @@ class CentralLearner:
         if len(self.ready) < max(1, self.cfg.topology.num_workers):
             return
         batch, self.ready = self.ready, []
-        info = self.learner.update(*batch)
+        info = self._learn(batch)
         info["produced"] = [dict(worker_id=s.worker_id, env_steps=s.num_steps) for s in batch]
         info["version_lags"], self.step_lags = self.step_lags, []
         info["poisoned_episodes"], self.poisoned = self.poisoned, 0
         self.infos.append(info)
+
+    def _learn(self, batch: list) -> dict:
+        "The update on the assembled segments `batch` (V-trace on them); its info."
+        return self.learner.update(*batch)
 
     def collect(self) -> dict:
         """The update results since the last call (for the driver's rows and books), and the env

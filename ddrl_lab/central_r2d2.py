@@ -10,7 +10,6 @@ from typing import Optional
 
 from .central import CentralLearner
 from .replay_shard import ReplayShard
-from .segments import validate_segment
 from .sequence_replay import replay_items, shard_sequences
 
 # %% auto 0
@@ -50,15 +49,11 @@ class CentralReplay(CentralLearner):
         self.env_steps = self.learner.env_steps
         self.owed = 0.0  # gradient steps owed to the segments stored
 
-    def _train_if_ready(self) -> None:
-        """Once a segment from each worker is ready: store the valid ones, take the gradient steps
-        they owe (none before `learning_starts`), priorities back; the info kept for `collect`."""
-        if len(self.ready) < max(1, self.cfg.topology.num_workers):
-            return
-        batch, self.ready = self.ready, []
-        v, a = self.cfg.validation, self.cfg.algo
-        valid = lambda s: validate_segment(s, v.reward_range, v.obs_range, self.num_actions) is None
-        good = [s for s in batch if valid(s)]
+    def _learn(self, batch: list) -> dict:
+        """Store the valid segments of `batch` (the learner's own check, with provenance), take
+        the gradient steps they owe (none before `learning_starts`), priorities back; the info."""
+        a = self.cfg.algo
+        good = self.learner._accept(batch)
         self.replay.add(*good)
         self.env_steps += sum(s.num_steps for s in good)
         if self.env_steps >= a.learning_starts:
@@ -69,13 +64,12 @@ class CentralReplay(CentralLearner):
         info = self.learner.update(*draws, env_steps=self.env_steps)
         for _, index, insert_index, td in info.pop("priorities"):
             self.replay.update_priorities(index, insert_index, td)
-        info["produced"] = [dict(worker_id=s.worker_id, env_steps=s.num_steps) for s in batch]
-        info["rejected"] = len(batch) - len(good)
+        rejected = len(batch) - len(good)
+        info["rejected"] = rejected
+        info["rejections"] = list(self.learner.rejections)[-rejected:] if rejected else []
         info["in_replay"] = len(good)
         info["episode_returns"] = [float(r) for s in good for r in s.episode_returns]
-        info["version_lags"], self.step_lags = self.step_lags, []
-        info["poisoned_episodes"], self.poisoned = self.poisoned, 0
-        self.infos.append(info)
+        return info
 
     def snapshot(self) -> Optional[str]:
         "The replay's snapshot beside the learner's checkpoint (with the job's checkpoints)."

@@ -12,6 +12,7 @@ import torch
 
 from .config import ConfigError
 from .ondevice_dqn import OnDeviceDQN
+from .sequence_replay import replay_items
 from .sequences import SequenceWriter, r2d2_loss
 
 # %% auto 0
@@ -47,7 +48,7 @@ class OnDeviceR2D2(OnDeviceDQN):
         overlap = burn_in if cfg.replay.overlap is None else cfg.replay.overlap
         self.stored = burn_in + length  # steps per sequence (plus the step after)
         self.writer = SequenceWriter(self.stored, self.stored - overlap)
-        C = self.capacity = max(1, cfg.replay.capacity // length)
+        C = self.capacity = replay_items(cfg, cfg.replay.capacity)
         z = lambda dtype=torch.float32, shape=(): torch.zeros(
             (C, self.stored + 1, *shape), dtype=dtype, device=dev
         )
@@ -109,7 +110,7 @@ class OnDeviceR2D2(OnDeviceDQN):
         if self.r_size * length < algo.learning_starts:
             return {}
         self.opt.lr = self.lr_now()
-        batch = max(1, int(knobs["batch_size"]) // length)
+        batch = replay_items(self.cfg, knobs["batch_size"])
         stats = {}
         for _ in range(int(knobs["updates_per_segment"])):
             idx, weights = self.sample(batch)

@@ -138,8 +138,6 @@ class ReplayShard:
         if sequence_length is not None:
             self.cutter = SequenceCutter(sequence_length, burn_in, overlap)
         self.frame_fields = SequenceCutter.FRAMES if self.cutter else ("obs", "boot_obs")
-        # env steps an item stands for in sizes (a sequence: its learned steps)
-        self.steps_per_item = self.cutter.sequence_length if self.cutter else 1
         self.steps_added = 0  # env steps of the segments taken in
         self.storage = RingStorage(_check_capacity(capacity))
         # Frame stacks (uint8, (stack, H, W) per item; `None`: decided by the first segment) are
@@ -232,6 +230,11 @@ class ReplayShard:
         self.sampled += len(index)
         self.last_versions = out["policy_version"]
         return out
+
+    @property
+    def steps_per_item(self) -> int:
+        "The env steps an item stands for in sizes (a sequence: its learned steps)."
+        return self.cutter.sequence_length if self.cutter else 1
 
     def _items(self, seg: Segment) -> Optional[dict]:
         "The items `seg` gives: its n-step transitions, or the sequences it completes (or None)."

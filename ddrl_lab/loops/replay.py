@@ -82,7 +82,7 @@ class ReplayLoop(Loop):
             self.rt.spawn(
                 ReplayShard,
                 shard_id=s,
-                capacity=share(replay_items(c, r.capacity), S, s),
+                capacity=self.shard_capacity(r.capacity, s),
                 kind=r.kind,
                 alpha=r.alpha,
                 beta=r.beta,
@@ -100,11 +100,14 @@ class ReplayLoop(Loop):
         ]
         self.spawn_runners(**threads)
 
+    def shard_capacity(self, steps: int, s: int) -> int:
+        "Shard `s`'s share of a replay of `steps` env steps, in its items (R2D2: sequences)."
+        return share(replay_items(self.config, steps), self.config.replay.shards, s)
+
     def apply(self, changed: dict, learner_knobs: tuple) -> None:
         super().apply(changed, learner_knobs)
         # each shard holds its share; shrinking evicts the oldest first
         if "replay_capacity" in changed:
-            S = len(self.shards)
             # a shard restarting now gets it when its restart is noticed
             for s, sh in enumerate(self.shards):
                 try:
@@ -112,9 +115,7 @@ class ReplayLoop(Loop):
                         self.rt.call(
                             sh,
                             "set_knobs",
-                            capacity=share(
-                                replay_items(self.config, changed["replay_capacity"]), S, s
-                            ),
+                            capacity=self.shard_capacity(changed["replay_capacity"], s),
                         )
                     )
                 except ActorDied:
@@ -132,6 +133,7 @@ def run(self: ReplayLoop) -> None:
     pending, idle, update = {}, set(range(n)), None
     # sent: segments each worker has sent to replay
     inserted, sent = 0, [0] * n
+    per_step = replay_items(c, a.batch_size)  # items one gradient step draws
 
     def take_update() -> bool:
         """A finished update: its priorities back to the shards, fresh weights for the next
@@ -192,7 +194,7 @@ def run(self: ReplayLoop) -> None:
                 balancer.refresh(
                     rt.get([rt.call(sh, "mass") for sh in self.shards]), led.rows.updates
                 )
-            counts = balancer.counts(k * replay_items(c, a.batch_size))
+            counts = balancer.counts(k * per_step)
             samples = [rt.call(sh, "sample", int(m)) for sh, m in zip(self.shards, counts) if m > 0]
             shares = balancer.shares.tolist() if c.replay.kind == "prioritized" else None
             update = rt.call(
@@ -278,9 +280,7 @@ def note_restarts(self: ReplayLoop, ms: list) -> bool:
             self.incarnations[s] = m["incarnation"]
             self.ledger.books["replay_shard_restarts"] += 1
             restarted = True
-            cap = share(
-                replay_items(self.config, self.knobs["replay_capacity"]), len(self.shards), s
-            )
+            cap = self.shard_capacity(self.knobs["replay_capacity"], s)
             if m["knob_capacity"] != cap:
                 self.rt.get(self.rt.call(self.shards[s], "set_knobs", capacity=cap))
     return restarted
