@@ -204,6 +204,8 @@ class Loop:
     channel = None
     # whether channel.capacity, max_mb and the watermarks act in this loop
     uses_channel = False
+    # whether sync.mode and sync.aggregation shape this loop (the topology chooser collapses them where not)
+    reads_sync = True
 
     # -- what the topology declares (class level: known before anything runs) ----------------------
     @classmethod

@@ -38,6 +38,8 @@ class CentralLoop(Loop):
     (`lost_transitions`)."""
 
     name = "central"
+    # workers never wait for a version: asynchronous by construction, one learner
+    reads_sync = False
 
     @classmethod
     def applies(cls, cfg: Config) -> bool:

@@ -170,6 +170,8 @@ class DeviceLoop(Loop):
     drills work as in every other topology. Only the update's small info dict leaves the device."""
 
     name = "on-device"
+    # one trainer; a group of them all-reduces its gradients whatever sync says
+    reads_sync = False
 
     @classmethod
     def applies(cls, cfg: Config) -> bool:
