@@ -11,11 +11,14 @@ __all__ = [
     "Job",
     "MetricsServer",
     "Progress",
+    "check_parameters",
     "compare",
     "diagnose_run",
     "load_config",
     "list_presets",
+    "panel_figures",
     "shadow",
+    "summarize",
 ]
 
 
@@ -31,6 +34,9 @@ _LAZY = {
     "compare": "ddrl_lab.records",
     "Progress": "ddrl_lab.progress",
     "MetricsServer": "ddrl_lab.prometheus",
+    "check_parameters": "ddrl_lab.records",
+    "summarize": "ddrl_lab.metrics",
+    "panel_figures": "ddrl_lab.report",
 }  # name -> the module that defines it
 
 

@@ -108,6 +108,7 @@ class AlgoConfig:
     # torso: auto picks a CNN for image observations (C, H, W), else the MLP
     model: str = setting("auto", choices=("auto", "mlp", "cnn"))
     shared_torso: bool = False  # actor-critic: one torso for both heads (else separate ones)
+    dueling: bool = False  # dqn: dueling Q head (a value and advantages, Wang et al. 2016)
     # learning rate ramps up linearly over this many optimizer steps
     lr_warmup_updates: int = setting(0, lo=0)
     # minibatches whose gradients are summed before one optimizer step

@@ -176,6 +176,11 @@ def recurrent_problems(c: Config) -> list[str]:
     p = []
     if c.algo.name == "dqn":
         p += sequence_problems(c)
+    if c.algo.dueling:
+        p.append(
+            f"algo.dueling = true with algo.rnn = {c.algo.rnn!r}: the recurrent Q network (R2D2) has "
+            "no dueling head in this version; set algo.dueling=false."
+        )
     bptt = c.algo.bptt
     if bptt is not None and c.algo.segment_length % bptt:
         p.append(

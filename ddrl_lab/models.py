@@ -529,6 +529,7 @@ def make_policy(
             action_space,
             algo.hidden_size,
             torso=algo.model,
+            dueling=algo.dueling,
             channels_last=channels_last,
             rnn=algo.rnn,
             rnn_size=algo.rnn_size,
@@ -546,7 +547,7 @@ def make_policy(
         )
     return model.to(device) if device is not None else model
 
-# %% ../nbs/05_models.ipynb 38
+# %% ../nbs/05_models.ipynb 40
 def get_weights(model: nn.Module) -> dict[str, np.ndarray]:
     "The model's parameters and buffers as NumPy arrays (copies)."
     return {k: v.detach().cpu().numpy().copy() for k, v in model.state_dict().items()}

@@ -78,3 +78,24 @@ def child_env():
     env = dict(os.environ)
     env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
     return env
+
+
+# The README's first-screen pictures: written by the tests that make them, never by hand (tests/test_readme.py checks).
+IMAGES = ROOT / "docs" / "images"
+PROVENANCE = IMAGES / "provenance.json"
+
+
+def publish_image(src: Path, name: str, writer: str) -> Path:
+    """Copy `src` (a screenshot, an episode GIF a test just made) to docs/images/`name` and record in
+    docs/images/provenance.json which test wrote it (`writer`: "tests/FILE.py::TEST"), when, at which commit, and the
+    file's sha256, so a test can tell a picture made by the suite from one put there by hand."""
+    import datetime, hashlib, json, shutil, subprocess
+    IMAGES.mkdir(parents=True, exist_ok=True)
+    dst = IMAGES / name
+    shutil.copyfile(src, dst)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    books = json.loads(PROVENANCE.read_text()) if PROVENANCE.exists() else {}
+    books[name] = dict(written_by=writer, sha256=hashlib.sha256(dst.read_bytes()).hexdigest(),
+                       date=datetime.date.today().isoformat(), commit=commit or None)
+    PROVENANCE.write_text(json.dumps(dict(sorted(books.items())), indent=1) + "\n")
+    return dst

@@ -15,7 +15,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from conftest import BIN, ROOT
+from conftest import BIN, ROOT, publish_image
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -29,6 +29,7 @@ PRESET, KNOB, KEY, BAD = "cartpole-soft", "local_steps", "sync.local_steps", 0
 STEERED = [("cartpole-soft", "local_steps", "ray", 2), ("cartpole-ondevice", "lr", "serial", 1),
            ("stateless-cartpole-lstm-ondevice", "lr", "serial", 1)]     # (a recurrent policy: its state drift drawn)
 RECURRENT = {"stateless-cartpole-lstm-ondevice"}
+README_DASHBOARD = "cartpole-soft"                # its screenshot is the README's first picture (docs/images/dashboard.png)
 KERNEL = "ddrl-lab"                               # the venv's kernelspec (the Makefile installs it with --sys-prefix)
 
 needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} is missing: the browser test drives the "
@@ -160,6 +161,11 @@ PLOT = """(title) => { const gd = [...document.querySelectorAll('.js-plotly-plot
 PLOTS = """() => [...document.querySelectorAll('.js-plotly-plot')].map(g => [g.layout && g.layout.title ?
   (g.layout.title.text || g.layout.title) : null, g.data ? g.data.length : null])"""
 
+# panels of the dashboard drawn with no title or no trace (empty axes): a page must never show one
+BLANK_PANELS = """(root) => [...root.querySelectorAll('.js-plotly-plot')].map((g, i) => [i,
+  g.layout && g.layout.title ? (g.layout.title.text || g.layout.title) : '', !!g.querySelector('.main-svg .trace')])
+  .filter(([i, title, traced]) => !title || !traced)"""
+
 KERNEL_SAYS = """async (code) => { const k = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
   const f = k.requestExecute({code, silent: false, store_history: false}), out = [];
   f.onIOPub = m => { const c = m.content; if (c.text) out.push(c.text); if (c.ename) out.push(`${c.ename}: ${c.evalue}`); };
@@ -253,6 +259,8 @@ def _steer(page, lab: Lab, runs: Path, t0: float, timings: dict, knob: str, drif
         _wait("points in the state-drift plot", lambda: (page.evaluate(PLOT, "recurrent state drift") or [0])[0] > 0, 60)
         timings["drift_points_s"] = time.monotonic() - t0
     dashboard = page.locator(".jp-OutputArea-output").filter(has=page.locator(".widget-slider"))
+    # no blank panel: every plot the page shows has its title and a drawn trace (a panel is added once it has data)
+    _wait("no panel without a title or a trace", lambda: not dashboard.evaluate(BLANK_PANELS), 30)
     dashboard.screenshot(path=str(ARTIFACTS / f"dashboard-{knob}.png"))
     heals = _ask(page, KERNEL_SAYS, "print(dash.heals)").strip()      # panels the dashboard had to give a new figure
     return dict(before=before, moved_to=moved_to, at_move=at_move, later=later, row=new[0], heals=heals)
@@ -302,6 +310,9 @@ def test_slider_steers_a_job_in_jupyterlab(tmp_path, child_env, preset, knob, ru
         print("timings:", {k: round(v, 1) for k, v in timings.items()})
     assert not [p for p in alive if _ray_process(p)], f"Ray processes left behind: {alive}"
     assert not alive, f"processes left behind: {alive}"
+    if preset == README_DASHBOARD:            # the README's first picture: this test's own screenshot
+        publish_image(ARTIFACTS / f"dashboard-{knob}.png", "dashboard.png",
+                      "tests/test_browser.py::test_slider_steers_a_job_in_jupyterlab")
     print(f"{knob}: {got['before']} -> {got['moved_to']}; return-plot [points, last env_steps] at the move "
           f"{got['at_move']}, later {got['later']}; first row with the new value: time_s {got['row']['time_s']}; "
           f"panels given a new figure: {got['heals']}")

@@ -4,7 +4,8 @@ import json
 import papermill as pm
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, publish_image
+from test_browser import CHROMIUM, CHROMIUM_ARGS
 
 QUICKSTART = ROOT / "nbs" / "experiments" / "quickstart.ipynb"
 
@@ -20,6 +21,29 @@ def test_quickstart_learns_and_writes_a_report(tmp_path):
     assert "episode_return_mean vs env_steps" in report and "env_steps_per_s vs time_s" in report
     text = out_nb.read_text()
     assert "final episode_return_mean" in text and "application/vnd.plotly.v1+json" in text
+    assert "entropy bonus in the rows: [0.0, 0.001]" in text          # job.update reached the running job
+    assert "image/gif" in text                                         # the episode is shown
+    # the README's pictures of a first run: this run's episode, and its return curve as report.html draws it
+    publish_image(run_dir / "episode.gif", "episode.gif", "tests/test_papermill.py::test_quickstart_learns_and_writes_a_report")
+    if CHROMIUM.exists():
+        _screenshot_return_curve(run_dir / "report.html", tmp_path / "return.png")
+        publish_image(tmp_path / "return.png", "return.png",
+                      "tests/test_papermill.py::test_quickstart_learns_and_writes_a_report")
+
+
+def _screenshot_return_curve(report, png) -> None:
+    "The return panel of `report` (self-contained: plotly inline) as Chromium draws it."
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1200, "height": 900})
+            page.goto(report.as_uri(), wait_until="load")
+            figure = page.locator("figure.panel").filter(has_text="episode_return_mean vs env_steps").first
+            figure.locator(".js-plotly-plot .main-svg .trace").first.wait_for(timeout=30_000)
+            figure.screenshot(path=str(png))
+        finally:
+            browser.close()
 
 
 def test_quickstart_rejects_a_bad_parameter(tmp_path):
