@@ -5,29 +5,42 @@
 #   make bench - the benchmarks of the README's table (BENCH="pong sync" or BENCH=all for others)
 #   make format - the notebooks' code formatted (ruff format, .ruff.toml), then exported
 #   make docs  - the static docs site in site/ (notebooks executed, API reference); open site/index.html
-# Dependencies and their pins live in settings.ini (read by setup.py); this file only installs
-# the CPU build of torch first, which keeps pip from pulling a multi-GB CUDA build.
+# Dependencies and their pins live in settings.ini (read by setup.py). `make demo` installs only what
+# the library and its notebooks need (install-core); `make test`, `make docs` and `make export` add the
+# dev extras (install). torch comes first, from TORCH_SPEC: on this project's machines pip is set up to
+# give the CPU wheel; PyPI's default Linux wheel carries CUDA (several GB). For a CPU-only torch from
+# stock pip: make demo TORCH_SPEC="torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu";
+# for a GPU: the CUDA wheel of your driver (nbs/howto/gpu.ipynb).
 SHELL := /bin/bash
 PYTHON ?= python3.11
 VENV ?= .venv
 TORCH_SPEC ?= torch==2.13.0
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+CORE_STAMP := $(VENV)/.installed-core
 
-.PHONY: install demo test test-learning docs export format readme bench bench-envs clean-runs
+.PHONY: install install-core demo test test-learning docs export format readme bench bench-envs clean-runs
 
-install: $(STAMP)
+# the library, its notebooks' kernel and papermill: what `make demo` needs
+install-core: $(CORE_STAMP)
 
-$(STAMP): settings.ini setup.py
+$(CORE_STAMP): settings.ini setup.py
 	@command -v $(PYTHON) >/dev/null || { echo "make: $(PYTHON) not found; set PYTHON=/path/to/python3.11"; exit 2; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q "$(TORCH_SPEC)"
-	$(BIN)/python -m pip install -q -e ".[dev]"
+	$(BIN)/python -m pip install -q $(TORCH_SPEC)
+	$(BIN)/python -m pip install -q -e .
 	$(BIN)/python -m ipykernel install --sys-prefix --name ddrl-lab --display-name "Python (ddrl-lab)" >/dev/null
+	touch $(CORE_STAMP)
+
+# and the dev extras: tests, JupyterLab, the docs toolchain, nbdev, the reference envs
+install: $(STAMP)
+
+$(STAMP): $(CORE_STAMP)
+	$(BIN)/python -m pip install -q -e ".[dev]"
 	touch $(STAMP)
 
-demo: install
+demo: install-core
 	mkdir -p runs
 	$(BIN)/papermill -k ddrl-lab --log-level WARNING nbs/experiments/quickstart.ipynb runs/quickstart.ipynb -p out runs
 	@echo "executed notebook: runs/quickstart.ipynb"; ls -td runs/quickstart-*/ | head -1 | sed 's/^/run directory: /'
