@@ -318,8 +318,8 @@ def _spawn(self: Job) -> None:
         bool(self._resume and self._resume["force"]),
         self.gpus_per_learner,
     )
-    # a joined cluster: where the parts run, which code
-    if c.run.ray_address is not None and self.runtime.name == "ray":
+    # on Ray (a local cluster or a joined one): where the parts run, which code
+    if self.runtime.name == "ray":
         self.meta["placement"] = dict(
             workers=self.runtime.placement(self.runners),
             learners=self.runtime.placement(self.loop.learners or [self.learner]),

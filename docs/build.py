@@ -59,10 +59,35 @@ class BuildError(Exception):
 
 
 def notebooks() -> list:
-    "Paths relative to nbs/: index first, then the library notebooks, then the experiments."
+    "Paths relative to nbs/: index first, then the library notebooks, then the experiments and the how-tos."
     rest = sorted(p.name for p in NBS.glob("*.ipynb") if p.name != "index.ipynb")
     exps = sorted(f"experiments/{p.name}" for p in (NBS / "experiments").glob("*.ipynb"))
-    return ["index.ipynb"] * (NBS / "index.ipynb").exists() + rest + exps
+    howtos = sorted(f"howto/{p.name}" for p in (NBS / "howto").glob("*.ipynb"))
+    return ["index.ipynb"] * (NBS / "index.ipynb").exists() + rest + exps + howtos
+
+
+# A newcomer's path through the site, in the navigation before the library: (title, notebook or page). The
+# how-tos in the order a newcomer meets them; the notebooks named here are not listed again under Library or
+# Experiments.
+GETTING_STARTED = "experiments/quickstart.ipynb"
+CHOOSER = "11j_chooser.ipynb"
+RESULTS = "results.ipynb"
+HOWTOS = ["howto/steer_a_live_job.ipynb", "howto/compare_sync_and_planes.ipynb", "howto/train_atari.ipynb",
+          "howto/your_own_env.ipynb", "howto/ray_cluster.ipynb", "howto/gpu.ipynb"]
+
+
+def navigation(src: Path) -> list:
+    "The site's navigation: the newcomer's path, then the library, the experiments and the API reference."
+    named = {"index.ipynb", GETTING_STARTED, CHOOSER, RESULTS, *HOWTOS}
+    return [{"Home": "index.ipynb"},
+            {"Getting started": GETTING_STARTED},
+            {"Which topology?": CHOOSER},
+            {"How-to": [{title(r): r} for r in HOWTOS]},
+            {"Results": RESULTS},
+            {"Design contract": "design.md"},
+            {"Library": [{title(r): r} for r in notebooks() if "/" not in r and r not in named]},
+            {"Experiments": [{title(r): r} for r in notebooks() if r.startswith("experiments/") and r not in named]},
+            {"API reference": api_pages(src)}]
 
 
 def title(rel: str) -> str:
@@ -154,7 +179,7 @@ WIDGET_NOTE = ('<p class="ddrl-widget-note"><em>An interactive widget: it works 
 
 
 def for_site(nb, note: str = None):
-    """Directives stripped, `#| hide` cells dropped, stderr dropped, plotly and widget outputs replaced (progress
+    """Directives stripped, `#| hide` cells dropped, stderr dropped, plotly, GIF and widget outputs replaced (progress
     bars dropped: a static page only has their first frame); `note` after the title."""
     cells = []
     for cell in nb.cells:
@@ -168,6 +193,9 @@ def for_site(nb, note: str = None):
                 data = out.get("data", {})
                 if PLOTLY_MIME in data:
                     out["data"] = {"text/html": figure_html(data[PLOTLY_MIME])}
+                elif "image/gif" in data:                       # an episode: nbconvert's HTML drops GIFs
+                    gif = "".join(data["image/gif"].split())
+                    out["data"] = {"text/html": f'<img alt="an episode" src="data:image/gif;base64,{gif}">'}
                 elif WIDGET_MIME in data:
                     if PROGRESS_BAR.search(str(data.get("text/plain", ""))): continue   # a tqdm bar, as it began
                     out["data"] = {"text/html": WIDGET_NOTE}
@@ -235,11 +263,10 @@ def build(site: Path, build_dir: Path, to_execute, timeout: int, params: dict = 
     if failed:
         raise BuildError(f"{len(failed)} notebook(s) failed to execute, no site built: "
                          + ", ".join(f"nbs/{r}" for r in failed))
-    nav = [{"Home": "index.ipynb"},
-           {"Library": [{title(r): r} for r in notebooks() if "/" not in r and r != "index.ipynb"]},
-           {"Experiments": [{title(r): r} for r in notebooks() if r.startswith("experiments/")]},
-           {"API reference": api_pages(src)}]
+    nav = navigation(src)
     copy_assets(src)
+    shutil.copy(DOCS / "design.md", src / "design.md")          # the design contract, a page of the site
+    shutil.copytree(DOCS / "images", src / "images")            # the README's pictures, for the index page
 
     from mkdocs.commands.build import build as mkdocs_build
     from mkdocs.config import load_config

@@ -1,5 +1,5 @@
-"""The docs site in a real browser: docs/build.py builds it into a temporary folder (the index and two cheap
-notebooks that draw plotly figures executed, the others shown without outputs), a stdlib http.server serves it
+"""The docs site in a real browser: docs/build.py builds it into a temporary folder (the index and the newcomer's
+path executed: quickstart, chooser, how-tos, results; the others shown without outputs), a stdlib http.server serves it
 on 127.0.0.1 and headless Chromium (Playwright, the system's chromium) opens pages. No console errors, no
 request to any other host (plotly.js and MathJax come from the site), the figures are drawn, every link
 inside the site resolves, and the API reference lists the functions of a module."""
@@ -18,11 +18,18 @@ import pytest
 from conftest import ROOT
 from test_browser import CHROMIUM, CHROMIUM_ARGS, needs_chromium
 
-# Executed by the test's build: the index and the two cheapest notebooks that draw plotly figures (14_records
-# about 17 s; the shadow study 60 s with its default 2 x 100k steps, so it runs 2 x 8192 here: enough for its figures).
-FIGURES = {"14_records.ipynb": 2, "experiments/shadow.ipynb": 2}     # notebook: plotly figures it shows at least
-EXECUTED = ["index.ipynb", *FIGURES]
-PARAMS = ["experiments/shadow.ipynb:total_env_steps=8192"]
+# Executed by the test's build: the index and the newcomer's path: the quickstart (in-process), the chooser, the six
+# how-tos (about 90 s together: this build is where they run) and the results. The quickstart and the planes how-to
+# draw plotly figures; the other notebooks are shown without outputs.
+FIGURES = {"experiments/quickstart.ipynb": 2, "howto/compare_sync_and_planes.ipynb": 1}   # notebook: figures at least
+NEWCOMER = ["experiments/quickstart.ipynb", "11j_chooser.ipynb", "howto/steer_a_live_job.ipynb",
+            "howto/compare_sync_and_planes.ipynb", "howto/train_atari.ipynb", "howto/your_own_env.ipynb",
+            "howto/ray_cluster.ipynb", "howto/gpu.ipynb", "results.ipynb"]
+IMAGES = {"index.html": 3, "experiments/quickstart.html": 1, "howto/steer_a_live_job.html": 1,   # page: images at least
+          "howto/train_atari.html": 1}
+EXECUTED = ["index.ipynb", *FIGURES, *NEWCOMER]
+PARAMS = ["experiments/quickstart.ipynb:runtime='serial'"]
+NAV = ["Getting started", "Which topology?", "How-to", "Results", "Design contract"]     # the newcomer's path, in order
 MATH_PAGE = "06_losses.html"                                         # shown unexecuted; its formulas need MathJax
 API_PAGE, API_NAMES = "api/config.html", ["ddrl_lab.config.load_config", "ddrl_lab.config.list_presets"]
 DRAWN = "() => [...document.querySelectorAll('.js-plotly-plot')].filter(g => g.querySelector('.main-svg .trace')).length"
@@ -96,8 +103,8 @@ def _status(url: str) -> int:
 
 @needs_chromium
 def test_the_docs_site_in_chromium(site, browser):
-    pages = {"index.html": 0, **{nb.replace(".ipynb", ".html"): n for nb, n in FIGURES.items()},
-             MATH_PAGE: 0, API_PAGE: 0}
+    pages = {"index.html": 0, **{nb.replace(".ipynb", ".html"): 0 for nb in NEWCOMER}, "design.html": 0,
+             **{nb.replace(".ipynb", ".html"): n for nb, n in FIGURES.items()}, MATH_PAGE: 0, API_PAGE: 0}
     links = set()
     for path, min_figures in pages.items():
         page, seen = _open(browser, site + path, site)
@@ -108,6 +115,10 @@ def test_the_docs_site_in_chromium(site, browser):
                 assert sources >= min_figures, f"{path}: {sources} figures on the page, expected {min_figures}"
                 page.wait_for_function(f"({DRAWN})() >= {sources}", timeout=30_000)
                 assert page.locator(".js-plotly-plot").count() == sources
+            images = page.locator(".md-content img")
+            assert images.count() >= IMAGES.get(path, 0), f"{path}: {images.count()} images, expected {IMAGES[path]}"
+            page.wait_for_function("() => [...document.querySelectorAll('.md-content img')].every("
+                                   "i => i.complete && i.naturalWidth > 0)", timeout=30_000)
             if path == MATH_PAGE:
                 page.wait_for_function("document.querySelectorAll('.MathJax, .MathJax_Display').length > 0", timeout=30_000)
             if path == API_PAGE:
@@ -118,6 +129,9 @@ def test_the_docs_site_in_chromium(site, browser):
                 assert "ddrl_lab" in page.title()
                 nav = page.eval_on_selector_all("nav a[href]", "els => els.map(e => e.getAttribute('href'))")
                 assert any("experiments/" in h for h in nav) and any(h.startswith("api/") for h in nav), nav
+                titles = page.eval_on_selector_all(".md-nav--primary > .md-nav__list > .md-nav__item",
+                                                   "els => els.map(e => e.innerText.split('\\n')[0].trim())")
+                assert [t for t in titles if t in NAV] == NAV, titles
             page.wait_for_load_state("networkidle")
             links |= _links(page, site)
         finally:
