@@ -67,17 +67,23 @@ def test_quickstart_rejects_an_unknown_parameter_name(tmp_path):
 SYNC_MODES = ROOT / "nbs" / "experiments" / "sync_modes.ipynb"
 
 
-def test_sync_modes_study_runs_the_three_modes(tmp_path):
-    "Small parameters: each mode runs its budget on Ray; the notebook ends with the table and both figures."
+def test_sync_modes_study_runs_the_three_modes_and_both_planes_under_sync(tmp_path):
+    """Small parameters: each arm runs its budget on Ray, sync on both parameter planes (parameter server and
+    all-reduce under the same mode); the notebook ends with the table and both figures."""
+    import yaml
     out_nb = tmp_path / "sync_modes.ipynb"
     pm.execute_notebook(str(SYNC_MODES), str(out_nb), kernel_name="python3", progress_bar=False,
                         parameters=dict(out=str(tmp_path / "runs"), total_env_steps=4096, target_return=None))
-    runs = sorted(p.name for p in (tmp_path / "runs").iterdir())
-    assert [r.split("-")[1] for r in runs] == ["async", "soft", "sync"], runs
+    arms = []
     for r in (tmp_path / "runs").iterdir():
         assert json.loads((r / "meta.json").read_text())["status"] == "finished"
+        sync = yaml.safe_load((r / "config.yaml").read_text())["sync"]
+        arms.append((sync["mode"], sync["aggregation"]))
+    assert sorted(arms) == [("async", "parameter-server"), ("soft", "parameter-server"), ("sync", "allreduce"),
+                            ("sync", "parameter-server")], arms
     text = out_nb.read_text()
     assert "steps_to_target" in text and "gradient lag at the server" in text
+    assert "sync-allreduce" in text and "sync-parameter-server" in text          # the table's two sync arms
 
 
 def test_sync_modes_rejects_a_bad_parameter_first(tmp_path):
