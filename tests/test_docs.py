@@ -28,7 +28,8 @@ NEWCOMER = ["experiments/quickstart.ipynb", "11j_chooser.ipynb", "howto/steer_a_
 IMAGES = {"index.html": 3, "experiments/quickstart.html": 1, "howto/steer_a_live_job.html": 1,   # page: images at least
           "howto/train_atari.html": 1}
 EXECUTED = ["index.ipynb", *FIGURES, *NEWCOMER]
-PARAMS = ["experiments/quickstart.ipynb:runtime='serial'"]
+PARAMS = ["experiments/quickstart.ipynb:runtime='serial'", "experiments/quickstart.ipynb:total_env_steps=8192",
+          "experiments/quickstart.ipynb:require_target=False"]   # (tests/test_papermill.py runs it to its target)
 NAV = ["Getting started", "Which topology?", "How-to", "Results", "Design contract"]     # the newcomer's path, in order
 MATH_PAGE = "06_losses.html"                                         # shown unexecuted; its formulas need MathJax
 API_PAGE, API_NAMES = "api/config.html", ["ddrl_lab.config.load_config", "ddrl_lab.config.list_presets"]
