@@ -51,8 +51,7 @@ def evaluate(
     M = obs.shape[1]
     if state0 is None:
         state0 = model.initial_state(M)
-    logits, values, _ = model.unroll(obs, state0, first)
-    return logits, values
+    return model.unroll_outputs(obs, state0, first)
 
 
 @torch.no_grad()

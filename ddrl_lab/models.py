@@ -14,6 +14,7 @@ from torch import nn
 from torch.distributions import Categorical
 
 from .env_states import EnvStates  # (its home: 05b; every holder imports it from here)
+from .packed_unroll import packed_core
 
 # %% auto 0
 __all__ = ['TORSOS', 'RNN_CELLS', 'layer_init', 'resolve_torso', 'torso_problems', 'torso_layers', 'prepare_obs', 'bf16_autocast',
@@ -156,6 +157,12 @@ class FeedForwardPolicy(nn.Module):
         T, B = obs.shape[:2]
         out, value = self.heads(obs.flatten(0, 1))
         return out.view(T, B, -1), value.view(T, B), state0.expand(T, *state0.shape)
+
+    def unroll_outputs(
+        self, obs: torch.Tensor, state0: torch.Tensor, first: Optional[torch.Tensor] = None
+    ):
+        "`unroll` without the states: logits or q `(T, B, A)` and values `(T, B)`."
+        return self.unroll(obs, state0, first)[:2]
 
 
 class ActorCritic(FeedForwardPolicy):
@@ -383,6 +390,19 @@ class RecurrentCore(nn.Module):
         out, values = self._heads(torch.stack(outputs))
         return out, values, torch.stack(states)
 
+    def unroll_outputs(
+        self, obs: torch.Tensor, state0: torch.Tensor, first: Optional[torch.Tensor] = None
+    ):
+        """`unroll`'s logits (or Q) and values without the per-step states (the learner's gradient
+        path): the core in one fused call over the episode fragments (`05c_packed_unroll`); under
+        a lower-precision autocast, `unroll`'s steps."""
+        T, B = obs.shape[:2]
+        x = self._features(obs.flatten(0, 1)).view(T, B, -1)
+        if x.dtype != self.core.weight_hh.dtype:
+            return self.unroll(obs, state0, first)[:2]
+        h = packed_core(self.core, self.rnn, x, state0, first)
+        return self._heads(h)
+
 
 class RecurrentActorCritic(RecurrentCore):
     """Policy logits and state value from one torso, a recurrent core (`lstm` or `gru`) and two
@@ -395,7 +415,7 @@ class RecurrentActorCritic(RecurrentCore):
     def _heads(self, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         return self.actor(h).float(), self.critic(h).squeeze(-1).float()
 
-# %% ../nbs/05_models.ipynb 27
+# %% ../nbs/05_models.ipynb 29
 def policy_act(
     model: nn.Module,
     obs: torch.Tensor,
@@ -413,7 +433,7 @@ def policy_act(
     actions, logp = sample_actions(model.policy_logits(out), generator)
     return actions, logp, state
 
-# %% ../nbs/05_models.ipynb 30
+# %% ../nbs/05_models.ipynb 32
 class RecurrentQNetwork(EpsilonGreedy, RecurrentCore):
     """Q values from one torso, a recurrent core (`lstm` or `gru`) and a linear head; acts
     epsilon-greedily, `epsilon` travelling with the weights."""
@@ -426,7 +446,7 @@ class RecurrentQNetwork(EpsilonGreedy, RecurrentCore):
         q = self.head(h).float()
         return q, q.max(-1).values
 
-# %% ../nbs/05_models.ipynb 33
+# %% ../nbs/05_models.ipynb 35
 def space_problems(obs_space: gym.Space, action_space: gym.Space, torso: str = "auto") -> list[str]:
     "Why the models (with this `torso`) cannot handle these spaces, or []."
     p = []
@@ -454,7 +474,7 @@ def _obs_scale(obs_space: gym.spaces.Box) -> float:
         else 1.0
     )
 
-# %% ../nbs/05_models.ipynb 34
+# %% ../nbs/05_models.ipynb 36
 def _build(
     cls: type,
     obs_space: gym.Space,
@@ -508,7 +528,7 @@ def build_q_model(
         return _build(RecurrentQNetwork, *args, (rnn, rnn_size), channels_last)
     return _build(QNetwork, *args, (dueling,), channels_last)
 
-# %% ../nbs/05_models.ipynb 36
+# %% ../nbs/05_models.ipynb 38
 def make_policy(
     cfg,
     obs_space: gym.Space,
@@ -547,7 +567,7 @@ def make_policy(
         )
     return model.to(device) if device is not None else model
 
-# %% ../nbs/05_models.ipynb 40
+# %% ../nbs/05_models.ipynb 42
 def get_weights(model: nn.Module) -> dict[str, np.ndarray]:
     "The model's parameters and buffers as NumPy arrays (copies)."
     return {k: v.detach().cpu().numpy().copy() for k, v in model.state_dict().items()}
