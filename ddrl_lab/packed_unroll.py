@@ -9,7 +9,6 @@ from typing import Optional
 
 import torch
 from torch import nn
-from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 
 # %% auto 0
 __all__ = ['episode_fragments', 'packed_core']
