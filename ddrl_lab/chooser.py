@@ -5,11 +5,13 @@
 # %% ../nbs/11j_chooser.ipynb 3
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from dataclasses import dataclass, field
 
-from .config import Config, ConfigError, config_to_dict, load_config
+from .config import Config, ConfigError, load_config
+from .records import flat_config
 from .topologies import check_supported, loop_for
 
 # %% auto 0
@@ -51,21 +53,17 @@ def cell_settings(mode: str, sync: str | None, plane: str, algo: str) -> dict:
     return s | {"env.backend": "gymnasium", "topology.num_workers": 2}
 
 
-def _flat(d: dict, prefix: str = "") -> dict:
-    out = {}
-    for k, v in d.items():
-        if isinstance(v, dict):
-            out |= _flat(v, f"{prefix}{k}.")
-        else:
-            out[f"{prefix}{k}"] = v
-    return out
+@functools.cache
+def _preset_settings(preset: str) -> dict:
+    "A preset's flat `{'section.key': value}` settings, loaded once for the whole table."
+    return flat_config(load_config(preset))
 
 
 def start_from(settings: dict, algo: str) -> tuple[str, list[str]]:
     "The preset of `algo` closest to `settings`, and the `KEY=VALUE` overrides from it to them."
     best = None
     for preset in ALGOS[algo][1]:
-        have = _flat(config_to_dict(load_config(preset)))
+        have = _preset_settings(preset)
         overrides = [f"{k}={v}" for k, v in settings.items() if have[k] != v]
         if best is None or len(overrides) < len(best[1]):
             best = (preset, overrides)
