@@ -18,6 +18,7 @@ from typing import Any, Optional
 
 import yaml
 
+from .yaml_keys import UniqueKeyLoader
 from .config_checks import check_consistency, check_packages, coerce, show_value
 
 # %% auto 0
@@ -465,34 +466,6 @@ def config_hash(c: Config) -> str:
     return hashlib.sha256(json.dumps(d, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 # %% ../nbs/00_config.ipynb 29
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, except that a key given twice in one mapping is an error (PyYAML keeps
-    the last one)."""
-
-    def construct_mapping(self, node, deep=False):
-        seen = {}
-        for key_node, _ in node.value:
-            # `<<: *base` may be overridden key by key
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                continue
-            key = self.construct_object(key_node, deep=True)
-            try:
-                first = seen.setdefault(key, key_node)
-            # unhashable: PyYAML's own error follows
-            except TypeError:
-                continue
-            if first is not key_node:
-                raise yaml.constructor.ConstructorError(
-                    None,
-                    None,
-                    f"the key {key!r} appears twice in one mapping (first at line "
-                    f"{first.start_mark.line + 1}); expected "
-                    f"each key once",
-                    key_node.start_mark,
-                )
-        return super().construct_mapping(node, deep)
-
-
 def _read_yaml(path: Path) -> dict:
     "The YAML mapping in `path`, or a `ConfigError` naming the file and what was expected instead."
     expected = f"expected a mapping of config sections ({', '.join(SECTIONS)}), e.g. 'env: {{id: CartPole-v1}}'"
@@ -510,7 +483,7 @@ def _read_yaml(path: Path) -> dict:
             [f"{path} cannot be read ({e.strerror or e}): expected a readable YAML file."]
         ) from None
     try:
-        d = yaml.load(text, Loader=_UniqueKeyLoader)
+        d = yaml.load(text, Loader=UniqueKeyLoader)
     except yaml.reader.ReaderError as e:
         raise ConfigError(
             [
