@@ -96,6 +96,8 @@ class AlgoConfig:
     ent_coef: float = setting(0.0, lo=0.0, hi=1.0)  # entropy bonus weight
     vf_coef: float = setting(0.5, lo=0.0, hi=100.0)  # value loss weight
     max_grad_norm: float = setting(0.5, lo=0.0, lo_open=True)  # gradient clipping norm
+    # steps skipped in a row for a non-finite gradient before the run stops (with a checkpoint)
+    max_skipped_updates: int = setting(10, lo=1)
     optimizer: str = setting("adam", choices=("adam", "rmsprop"))  # the optimizer of every learner
     # its epsilon (None: 1e-5 for adam, 0.01 for rmsprop, as in IMPALA/TorchBeast)
     opt_eps: Optional[float] = setting(None, lo=0.0, lo_open=True)

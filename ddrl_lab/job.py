@@ -6,8 +6,6 @@
 from __future__ import annotations
 
 import atexit
-import datetime as dt
-import errno
 import json
 import logging
 import math
@@ -30,6 +28,7 @@ from .config import Config, ConfigError, config_hash, load_config, save_config
 from .envs import env_seeds
 from .pools import env_spaces
 from .learner import newest_checkpoint
+from .run_dir import DiskGuard, new_run_dir, utc_now, write_atomic, write_json_atomic
 from .numerics import resolve_device
 from .numerics import choose_numerics, compute_info
 from .loops.base import Ledger, Loop
@@ -44,24 +43,9 @@ from .steering import Steering
 from .topologies import LOOPS, check_supported, join_cluster, loop_for, parse_fault
 
 # %% auto 0
-__all__ = ['LOG', 'new_run_dir', 'Job']
+__all__ = ['LOG', 'Job']
 
-# %% ../nbs/12_job.ipynb 5
-def new_run_dir(out, name: str, cfg_hash: str) -> Path:
-    "A fresh, uniquely named run directory `out/name-YYYYmmdd-HHMMSS-hash8`."
-    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    base = Path(out) / f"{name}-{stamp}-{cfg_hash[:8]}"
-    path, i = base, 1
-    while path.exists():
-        path, i = base.with_name(f"{base.name}-{i}"), i + 1
-    (path / "checkpoints").mkdir(parents=True)
-    return path
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-
-# %% ../nbs/12_job.ipynb 7
+# %% ../nbs/12_job.ipynb 6
 class Job(Steering):
     "A training run: run directory, components on a runtime, and the driver loop in a thread."
 
@@ -71,7 +55,7 @@ class Job(Steering):
         self.name = name or (Path(config).stem if isinstance(config, (str, Path)) else "job")
         self.hash = config_hash(self.config)
         self.status, self.error, self.run_dir = "created", None, None
-        self._disk_full_until = 0.0  # the disk_full drill's end (monotonic clock)
+        self._disk_guard = DiskGuard()  # asked before every write; the disk_full drill arms it
         self.log = MetricsLog(guard=self._disk_guard)
         # run.tensorboard: the rows as scalars in RUN_DIR/tensorboard/
         self.tensorboard: Optional[TensorBoardLog] = None
@@ -146,7 +130,7 @@ class Job(Steering):
     def __repr__(self):
         return f"Job({self.name!r}, status={self.status!r}, run_dir={str(self.run_dir)!r})"
 
-# %% ../nbs/12_job.ipynb 9
+# %% ../nbs/12_job.ipynb 8
 # a job's name for a part of its loop or a book of its ledger: (where it is, what it is)
 _FORWARDED = {
     "learner": (
@@ -195,7 +179,7 @@ def replay_added(self: Job) -> Counter:
 def worker_shares(self: Job, n: int) -> list[int]:
     return self.loop.worker_shares(n)
 
-# %% ../nbs/12_job.ipynb 11
+# %% ../nbs/12_job.ipynb 10
 @patch(cls_method=True)
 def resume(cls: Job, run_dir, force: bool = False) -> "Job":
     """A job that continues the stopped run in `run_dir`: same directory, same config, the learner
@@ -266,7 +250,7 @@ def start(self: Job) -> "Job":
             python=platform.python_version(),
             runtime=c.run.runtime,
             status="running",
-            start=_now(),
+            start=utc_now(),
             end=None,
             seeds=dict(
                 run=c.run.seed,
@@ -281,7 +265,7 @@ def start(self: Job) -> "Job":
         # the books go on (before anything can fail)
         self.ledger.restore(self.meta, self._resume["driver"])
         self.meta.setdefault("resumed", []).append(
-            dict(at=_now(), env_steps=self.log.rows[-1]["env_steps"] if self.log.rows else 0)
+            dict(at=utc_now(), env_steps=self.log.rows[-1]["env_steps"] if self.log.rows else 0)
         )
         self.meta.update(status="running", end=None)
     if c.run.tensorboard:
@@ -331,7 +315,7 @@ def _stop_at_exit(ref) -> None:
     if job is not None:
         job.stop(timeout=5)
 
-# %% ../nbs/12_job.ipynb 13
+# %% ../nbs/12_job.ipynb 12
 LOG = logging.getLogger("ddrl_lab")
 
 
@@ -358,10 +342,10 @@ def _warn(self: Job, text: str) -> None:
     "A warning of this run: in `meta.json`, a line of `run.log` and the `ddrl_lab` logger."
     self.meta.setdefault("warnings", []).append(text)
     with open(self.run_dir / "run.log", "a") as f:
-        f.write(f"{_now()} warning: {text}\n")
+        f.write(f"{utc_now()} warning: {text}\n")
     LOG.warning("%s: %s", self.name, text)
 
-# %% ../nbs/12_job.ipynb 15
+# %% ../nbs/12_job.ipynb 14
 @patch
 def learner_gpus(self: Job) -> int:
     """GPUs each computing learner-side actor asks Ray for (`topologies.learner_gpus`; refused with
@@ -375,7 +359,7 @@ def cpus_needed(self: Job) -> float:
     many)."""
     return topologies.cpus_needed(self.config, type(self.loop))
 
-# %% ../nbs/12_job.ipynb 17
+# %% ../nbs/12_job.ipynb 16
 @patch
 def _drive(self: Job) -> None:
     try:
@@ -466,7 +450,7 @@ def _row(self: Job) -> None:
         except OSError:
             pass
 
-# %% ../nbs/12_job.ipynb 19
+# %% ../nbs/12_job.ipynb 18
 @patch
 def _finish(self: Job, status: str, error: Optional[BaseException] = None) -> None:
     "Checkpoint, tear everything down, and write meta.json, rejections and the report: once."
@@ -487,14 +471,14 @@ def _finish(self: Job, status: str, error: Optional[BaseException] = None) -> No
         if self.runtime is not None:
             self.runtime.shutdown()
         self.status = status
-        self.meta.update(status=status, end=_now(), **self.ledger.to_meta())
+        self.meta.update(status=status, end=utc_now(), **self.ledger.to_meta())
         self.meta.update(metrics_write_failures=self.log.write_failures)
         if getattr(self, "_rows", None) is not None:
             self.meta.update(poisoned_episodes=self._rows.poisoned)
         self.meta.update(self.loop.finish_meta())
         if self.run_dir is not None:
             # records at the end are written whatever a drill said
-            self._disk_full_until = 0.0
+            self._disk_guard.disarm()
             self.log.flush()  # rows kept back by a failing disk
             if self.tensorboard is not None:
                 try:
@@ -551,21 +535,10 @@ def wait(self: Job, timeout: Optional[float] = None) -> "Job":
         raise self.error
     return self
 
-# %% ../nbs/12_job.ipynb 21
-@patch
-def _disk_guard(self: Job) -> None:
-    "Raises while the `disk_full` drill runs: every write to the run directory goes through here."
-    if time.monotonic() < self._disk_full_until:
-        raise OSError(errno.ENOSPC, "No space left on device (disk_full drill)")
-
-
+# %% ../nbs/12_job.ipynb 20
 @patch
 def _write_meta(self: Job) -> None:
-    self._disk_guard()
-    tmp = self.run_dir / "meta.json.tmp"
-    # strict JSON: no NaN
-    tmp.write_text(json.dumps(json_safe(self.meta), indent=2))
-    tmp.replace(self.run_dir / "meta.json")
+    write_json_atomic(self.run_dir / "meta.json", self.meta, self._disk_guard)
 
 
 @patch
@@ -587,14 +560,10 @@ def _checkpoint(self: Job) -> Optional[Path]:
     sd["driver"] = self.loop.driver_state()
     self.loop.snapshot()  # (replay: each shard snapshots itself next to the learner)
     path = self.run_dir / "checkpoints" / f"learner-v{sd['version']:06d}.pt"
-    tmp = path.with_suffix(".pt.tmp")
     try:
-        self._disk_guard()
-        torch.save(sd, tmp)
-        tmp.replace(path)
+        write_atomic(path, lambda tmp: torch.save(sd, tmp), self._disk_guard)
         return path
     except OSError as e:
-        tmp.unlink(missing_ok=True)
         self.books["checkpoint_failures"] += 1
         self.meta["last_checkpoint_error"] = str(e)
         return None

@@ -6,11 +6,13 @@
 from __future__ import annotations
 
 import math
+import time
 
 import torch
 
 # %% auto 0
-__all__ = ['flat_parameters', 'FlatAdam', 'clip_flat_', 'flat_step', 'FlatRMSprop', 'make_optimizer', 'scheduled_lr']
+__all__ = ['flat_parameters', 'SkipCounts', 'FlatAdam', 'clip_flat_', 'flat_step', 'FlatRMSprop', 'make_optimizer',
+           'poison_gradients', 'scheduled_lr']
 
 # %% ../nbs/06d_optim.ipynb 5
 def flat_parameters(model: torch.nn.Module) -> tuple[torch.Tensor, torch.Tensor]:
@@ -32,7 +34,24 @@ def flat_parameters(model: torch.nn.Module) -> tuple[torch.Tensor, torch.Tensor]
     return flat, grad
 
 
-class FlatAdam:
+class SkipCounts:
+    """What every flat optimizer counts besides its steps: the steps `flat_step` skipped for a
+    non-finite gradient, since the run began and since the last step it took."""
+
+    skipped = 0
+    skipped_in_a_row = 0
+
+    def skip_counts(self) -> dict:
+        "The two counts under the names of the metrics rows."
+        return dict(skipped_updates=self.skipped, skipped_in_a_row=self.skipped_in_a_row)
+
+    def load_skip_counts(self, sd: dict) -> None:
+        "Restore them from a `state_dict` (a checkpoint written before they existed: zeros)."
+        self.skipped = int(sd.get("skipped_updates", 0))
+        self.skipped_in_a_row = int(sd.get("skipped_in_a_row", 0))
+
+
+class FlatAdam(SkipCounts):
     """Adam (as `torch.optim.Adam`, default betas) on one flat tensor: five in-place tensor ops per
     step.
     (`torch.optim`'s constructor imports TorchDynamo on first use, about a second here: longer than
@@ -60,13 +79,18 @@ class FlatAdam:
 
     def state_dict(self) -> dict:
         return dict(
-            exp_avg=self.exp_avg.clone(), exp_avg_sq=self.exp_avg_sq.clone(), t=self.t, lr=self.lr
+            exp_avg=self.exp_avg.clone(),
+            exp_avg_sq=self.exp_avg_sq.clone(),
+            t=self.t,
+            lr=self.lr,
+            **self.skip_counts(),
         )
 
     def load_state_dict(self, sd: dict):
         self.exp_avg.copy_(sd["exp_avg"])
         self.exp_avg_sq.copy_(sd["exp_avg_sq"])
         self.t, self.lr = sd["t"], sd["lr"]
+        self.load_skip_counts(sd)
 
 
 def clip_flat_(grad: torch.Tensor, max_norm: float) -> torch.Tensor:
@@ -79,17 +103,22 @@ def clip_flat_(grad: torch.Tensor, max_norm: float) -> torch.Tensor:
 
 def flat_step(opt, grad: torch.Tensor, max_norm: float, reduce=None) -> torch.Tensor:
     """After a backward into the flat `grad`: `reduce` it (a data-parallel group's average), clip
-    its global norm to
-    `max_norm`, step `opt`; the norm before clipping. Every learner (host or on-device) ends its
-    gradient steps here."""
+    its global norm to `max_norm`, step `opt`; the norm before clipping. Every learner (host or
+    on-device) ends its gradient steps here. A gradient whose norm is NaN or Inf never reaches the
+    weights: the step is skipped (weights and moments stay as they were) and counted on `opt`."""
     if reduce is not None:
         reduce(grad)
     norm = clip_flat_(grad, max_norm)
+    if not torch.isfinite(norm):
+        opt.skipped += 1
+        opt.skipped_in_a_row += 1
+        return norm
+    opt.skipped_in_a_row = 0
     opt.step()
     return norm
 
 # %% ../nbs/06d_optim.ipynb 9
-class FlatRMSprop:
+class FlatRMSprop(SkipCounts):
     "RMSprop (as `torch.optim.RMSprop`: no momentum, not centered) on one flat tensor."
 
     def __init__(
@@ -110,11 +139,12 @@ class FlatRMSprop:
         self.param.addcdiv_(self.grad, self.square_avg.sqrt().add_(self.eps), value=-self.lr)
 
     def state_dict(self) -> dict:
-        return dict(square_avg=self.square_avg.clone(), t=self.t, lr=self.lr)
+        return dict(square_avg=self.square_avg.clone(), t=self.t, lr=self.lr, **self.skip_counts())
 
     def load_state_dict(self, sd: dict):
         self.square_avg.copy_(sd["square_avg"])
         self.t, self.lr = sd["t"], sd["lr"]
+        self.load_skip_counts(sd)
 
 
 def make_optimizer(param: torch.Tensor, grad: torch.Tensor, algo) -> FlatAdam | FlatRMSprop:
@@ -131,6 +161,19 @@ def make_optimizer(param: torch.Tensor, grad: torch.Tensor, algo) -> FlatAdam | 
     return FlatAdam(param, grad, algo.lr, eps=1e-5 if algo.opt_eps is None else algo.opt_eps)
 
 # %% ../nbs/06d_optim.ipynb 13
+def poison_gradients(model: torch.nn.Module, seconds: float) -> None:
+    """The `nan_grad` drill: for `seconds` from now every gradient backward sends into `model`'s
+    parameters is NaN (what a non-finite loss makes of it); afterwards they pass unchanged."""
+    until = time.monotonic() + seconds
+
+    def hook(g: torch.Tensor):
+        # (None: the gradient as it is)
+        return g * math.nan if time.monotonic() < until else None
+
+    for p in model.parameters():
+        p.register_hook(hook)
+
+# %% ../nbs/06d_optim.ipynb 17
 def scheduled_lr(lr: float, algo, opt_steps: int, env_steps: int, total_env_steps: int) -> float:
     """The learning rate of the next optimizer step (every learner's, host and on-device): `lr` ×
     warmup × optional anneal."""

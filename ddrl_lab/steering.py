@@ -5,8 +5,6 @@
 # %% ../nbs/11h_steering.ipynb 2
 from __future__ import annotations
 
-import time
-
 from .channel import Channel
 from .envs import env_seeds
 from ddrl_lab.topologies import (
@@ -119,6 +117,6 @@ class Steering:
         if p:
             raise ValueError(p)
         if fault == "disk_full":
-            self._disk_full_until = time.monotonic() + seconds
+            self._disk_guard.arm(seconds)
         else:
             self.loop.strike(fault, worker, seconds)
