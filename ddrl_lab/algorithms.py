@@ -268,6 +268,7 @@ class DQNLearner(Learner):
             self.incarnation,
             self.restored_from,
         )
+        info.update(self.opt.skip_counts())
         return info
 
     def batch_loss(self, *batches) -> tuple[torch.Tensor, dict]:

@@ -451,6 +451,21 @@ def check_algorithm(df: pd.DataFrame, cfg: Config, meta: dict, rejections: list)
                     f"algo.max_grad_norm set.",
                 )
             )
+    skipped = int(_last(df, "skipped_updates", 0) or 0)
+    drilled = [f for f in meta.get("faults_fired", []) if f.get("fault") == "nan_grad"]
+    if skipped:
+        s.checks.append(
+            Check(
+                "skipped updates",
+                f"{skipped} optimizer steps skipped for a non-finite gradient (the weights kept)"
+                + (" during the nan_grad drill" if drilled else ""),
+                bool(drilled),
+                f"find what made the loss NaN or Inf: rewards or observations out of range, "
+                f"bf16 overflow (algo.bf16={algo.bf16}), too high a learning rate (now "
+                f"{algo.lr:g}); after algo.max_skipped_updates ({algo.max_skipped_updates}) in a "
+                f"row the run stops.",
+            )
+        )
     ret = _series(df, "episode_return_mean")
     episodes, target = int(_last(df, "episodes", 0) or 0), cfg.run.target_return
     lr_step = f"lower algo.lr (now {algo.lr:g}; try {algo.lr / 10:g})"

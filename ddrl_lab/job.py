@@ -28,6 +28,7 @@ from .config import Config, ConfigError, config_hash, load_config, save_config
 from .envs import env_seeds
 from .pools import env_spaces
 from .learner import newest_checkpoint
+from .optim import NonFiniteGradients, check_skips
 from .run_dir import DiskGuard, new_run_dir, utc_now, write_atomic, write_json_atomic
 from .numerics import resolve_device
 from .numerics import choose_numerics, compute_info
@@ -415,6 +416,8 @@ def trained(self: Job, info: dict, final: bool = False) -> bool:
     self._stats = {
         k: v for k, v in info.items() if isinstance(v, float) and k not in ("update_s", "decode_s")
     }
+    self._stats["skipped_updates"] = info.get("skipped_updates", 0)
+    check_skips(info, c.algo.max_skipped_updates)
     if done or self._last_row is None or time.monotonic() - self._last_row >= c.run.log_interval_s:
         self._row()
     if c.run.checkpoint_every and rows.updates % c.run.checkpoint_every == 0:
@@ -463,7 +466,10 @@ def _finish(self: Job, status: str, error: Optional[BaseException] = None) -> No
             self.meta["error"] = "".join(
                 traceback.format_exception_only(type(error), error)
             ).strip()
-        if self.learner is not None and status != "failed":
+        # (skipped steps never changed the weights: they are worth keeping)
+        if self.learner is not None and (
+            status != "failed" or isinstance(error, NonFiniteGradients)
+        ):
             try:
                 self._checkpoint()
             except Exception as e:

@@ -30,7 +30,13 @@ from ddrl_lab.evaluate import (
 )
 from .models import get_weights, make_policy, set_weights
 from .numerics import choose_numerics, resolve_device
-from .optim import flat_parameters, flat_step, make_optimizer, scheduled_lr
+from ddrl_lab.optim import (
+    flat_parameters,
+    flat_step,
+    make_optimizer,
+    poison_gradients,
+    scheduled_lr,
+)
 from .segments import Segment, concat_segments, validate_segment
 
 # %% auto 0
@@ -138,9 +144,11 @@ class Learner:
             self.version = weights["version"]
 
     def set_knobs(self, **knobs) -> dict:
-        """Change live hyperparameters (and the `delay_s` fault drill: added latency per update);
-        unknown names are errors."""
+        """Change live hyperparameters (and two fault drills: `delay_s`, added latency per update;
+        `nan_grad_s`, non-finite gradients for that long); unknown names are errors."""
         self.delay_s = float(knobs.pop("delay_s", self.delay_s))
+        if "nan_grad_s" in knobs:
+            poison_gradients(self.model, float(knobs.pop("nan_grad_s")))
         self.knobs.update(knob_values(self.KNOBS, self.algo, knobs, "learner"))
         return dict(self.knobs)
 
@@ -374,6 +382,7 @@ def update(
         self.incarnation,
         self.restored_from,
     )
+    info.update(self.opt.skip_counts())
     return info
 
 
@@ -435,6 +444,7 @@ def local_round(self: Learner, weights: Optional[dict], *segments, steps: int = 
         policy_version=base,
         incarnation=self.incarnation,
         restored_from=self.restored_from,
+        **self.opt.skip_counts(),
     )
     return out
 

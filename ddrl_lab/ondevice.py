@@ -21,7 +21,13 @@ from .losses import STAT_NAMES, gae
 from .models import EnvStates, make_policy, sample_actions
 from .numerics import choose_numerics, resolve_device
 from .ondevice_ops import grad_step
-from .optim import flat_parameters, flat_step, make_optimizer, scheduled_lr
+from ddrl_lab.optim import (
+    flat_parameters,
+    flat_step,
+    make_optimizer,
+    poison_gradients,
+    scheduled_lr,
+)
 from .targets import vtrace_objective
 from .torch_envs import make_torch_pool
 
@@ -214,9 +220,14 @@ class OnDeviceLoop:
 
     def set_knobs(self, **knobs) -> dict:
         """Change live hyperparameters (names in `KNOBS`, as every learner takes them:
-        `learner.knob_values`)."""
+        `learner.knob_values`), and the `nan_grad_s` drill (non-finite gradients for that long)."""
+        if "nan_grad_s" in knobs:
+            poison_gradients(self.trained_network(), float(knobs.pop("nan_grad_s")))
         self.knobs.update(knob_values(self.KNOBS, self.cfg.algo, knobs, type(self).__name__))
         return dict(self.knobs)
+
+    def trained_network(self) -> torch.nn.Module:
+        raise NotImplementedError  # the network the optimizer steps: a subclass's
 
     def _own_state(self) -> dict:
         raise NotImplementedError  # a subclass's networks (and replay)
@@ -303,6 +314,9 @@ class OnDevicePPO(OnDeviceLoop):
         # steps per minibatch piece: every step its own for a feed-forward policy, else chunks of
         # algo.bptt steps of one env (default: the whole segment)
         self.chunk = (a.bptt or T) if self.recurrent else 1
+
+    def trained_network(self) -> torch.nn.Module:
+        return self.model
 
     # --- acting ---
     def _autocast(self):

@@ -208,6 +208,9 @@ class OnDeviceDQN(OnDeviceLoop):
     def metrics(self) -> dict:
         return dict(super().metrics(), replay_size=self.r_size, epsilon=self.epsilon())
 
+    def trained_network(self) -> torch.nn.Module:
+        return self.net
+
     COUNTERS = OnDeviceLoop.COUNTERS + ("r_pos", "r_size", "synced_at")
     RING = ("r_obs", "r_boot", "r_actions", "r_returns", "r_discounts")
 

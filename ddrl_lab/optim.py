@@ -12,7 +12,7 @@ import torch
 
 # %% auto 0
 __all__ = ['flat_parameters', 'SkipCounts', 'FlatAdam', 'clip_flat_', 'flat_step', 'FlatRMSprop', 'make_optimizer',
-           'poison_gradients', 'scheduled_lr']
+           'poison_gradients', 'NonFiniteGradients', 'check_skips', 'scheduled_lr']
 
 # %% ../nbs/06d_optim.ipynb 5
 def flat_parameters(model: torch.nn.Module) -> tuple[torch.Tensor, torch.Tensor]:
@@ -162,18 +162,41 @@ def make_optimizer(param: torch.Tensor, grad: torch.Tensor, algo) -> FlatAdam | 
 
 # %% ../nbs/06d_optim.ipynb 13
 def poison_gradients(model: torch.nn.Module, seconds: float) -> None:
-    """The `nan_grad` drill: for `seconds` from now every gradient backward sends into `model`'s
-    parameters is NaN (what a non-finite loss makes of it); afterwards they pass unchanged."""
-    until = time.monotonic() + seconds
+    """The `nan_grad` drill: the next gradient backward sends into each of `model`'s parameters,
+    and every one for `seconds` from now, is NaN (what a non-finite loss makes of it); afterwards
+    they pass unchanged."""
+    until, hit = time.monotonic() + seconds, set()
 
-    def hook(g: torch.Tensor):
-        # (None: the gradient as it is)
-        return g * math.nan if time.monotonic() < until else None
+    def poison(i: int):
+        def hook(g: torch.Tensor):
+            if i in hit and time.monotonic() >= until:
+                return None  # (the gradient as it is)
+            hit.add(i)
+            return g * math.nan
 
-    for p in model.parameters():
-        p.register_hook(hook)
+        return hook
 
-# %% ../nbs/06d_optim.ipynb 17
+    for i, p in enumerate(model.parameters()):
+        p.register_hook(poison(i))
+
+
+class NonFiniteGradients(RuntimeError):
+    "A run stopped because too many optimizer steps in a row had a non-finite gradient."
+
+
+def check_skips(info: dict, limit: int) -> None:
+    """Raise `NonFiniteGradients` when a learner's update `info` reports `limit` or more steps in a
+    row skipped (`algo.max_skipped_updates`)."""
+    n = info.get("skipped_in_a_row", 0)
+    if n >= limit:
+        raise NonFiniteGradients(
+            f"{n} optimizer steps in a row had a non-finite gradient (NaN or Inf) and were "
+            f"skipped (algo.max_skipped_updates = {limit}): the run stops, and its last checkpoint "
+            f"holds the weights of before the first of them. Look at the rows' losses and "
+            f"grad_norm, and at `ddrl-lab doctor RUN_DIR`."
+        )
+
+# %% ../nbs/06d_optim.ipynb 19
 def scheduled_lr(lr: float, algo, opt_steps: int, env_steps: int, total_env_steps: int) -> float:
     """The learning rate of the next optimizer step (every learner's, host and on-device): `lr` ×
     warmup × optional anneal."""

@@ -98,6 +98,9 @@ class Steering:
           group (`allreduce`, `hybrid`) index `worker` names the member, and the group is built
           again (`PlaneLoop.heal`);
         - `delay`: the learner takes `seconds` longer per update;
+        - `nan_grad`: for `seconds`, every gradient the learner computes is NaN (as a non-finite
+        loss makes it): its optimizer skips those steps and counts them (`skipped_updates`); after
+        `algo.max_skipped_updates` in a row the run stops with a checkpoint;
         - `disk_full`: for `seconds`, nothing can be written to the run directory (rows wait,
         checkpoints retry).
         Restarts, lost segments and failed writes are counted in the books and the metrics. An index

@@ -152,10 +152,12 @@ class ParameterServer:
         return dict(applied=0, **self._who())
 
     def _who(self) -> dict:
+        "The server's identity and version, and the steps its optimizer skipped (`flat_step`)."
         return dict(
             policy_version=self.version,
             incarnation=self.learner.incarnation,
             restored_from=self.learner.restored_from,
+            **self.learner.opt.skip_counts(),
         )
 
     def take_lags(self) -> list[int]:

@@ -59,6 +59,7 @@ FAULT_NAMES = (
     "kill_replay_shard",
     "delay",
     "disk_full",
+    "nan_grad",
 )
 
 
@@ -92,6 +93,7 @@ DRILL_TARGETS = {
     "kill_learner": "learner",
     "delay": "learner",
     "disk_full": None,
+    "nan_grad": "learner",
 }
 
 

@@ -382,6 +382,12 @@ class Loop:
             rt.crash(self.shards[index])
         elif fault == "delay":
             rt.get(rt.call(self.learner, "set_knobs", delay_s=seconds))
+        elif fault == "nan_grad":
+            rt.get(rt.call(self.gradient_learner(), "set_knobs", nan_grad_s=seconds))
+
+    def gradient_learner(self):
+        "The learner that computes gradients (a parameter plane's first member; else the learner)."
+        return self.learner
 
     # -- what every loop does with segments --------------------------------------------------------
     def launch(self, pending: dict, idle_workers: set, weights) -> None:

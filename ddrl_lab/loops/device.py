@@ -97,7 +97,7 @@ class DeviceTrainer:
         self, poison: Optional[bool] = None, delay_s: Optional[float] = None, **knobs
     ) -> dict:
         """The algorithm's live knobs, and the drills: `poison` (the pool's rewards turn NaN),
-        `delay_s` (added to every step)."""
+        `delay_s` (added to every step), `nan_grad_s` (the core's: non-finite gradients)."""
         if poison is not None:
             self.core.poisoned = bool(poison)
         if delay_s is not None:
@@ -142,6 +142,7 @@ class DeviceTrainer:
             incarnation=self.incarnation,
             restored_from=self.restored_from,
             **{k: float(v) for k, v in stats.items()},
+            **core.opt.skip_counts(),
         )
 
 # %% ../../nbs/11i_device_loop.ipynb 8
@@ -276,6 +277,8 @@ class DeviceLoop(Loop):
             rt.get(rt.call(self.learner, "set_knobs", poison=True))
         elif fault in ("slow_worker", "delay"):
             rt.get(rt.call(self.learner, "set_knobs", delay_s=seconds))
+        elif fault == "nan_grad":
+            rt.get(rt.call(self.learner, "set_knobs", nan_grad_s=seconds))
 
     def run(self) -> None:
         rt, job, led = self.rt, self.job, self.ledger

@@ -218,6 +218,9 @@ class PlaneLoop(Loop):
         else:
             super().strike(fault, index, seconds)
 
+    def gradient_learner(self):
+        return self.learners[0] if self.learners else self.learner
+
     def state_actor(self):
         "Hybrid: the server holds weights only, learner 0 the rest."
         return self.learners[0] if self.config.sync.aggregation == "hybrid" else self.learner
@@ -266,6 +269,9 @@ class PlaneLoop(Loop):
             incarnation=server["incarnation"],
             restored_from=server["restored_from"],
         )
+        # steps skipped for a non-finite gradient: wherever the optimizer steps (members or server)
+        for k in ("skipped_updates", "skipped_in_a_row"):
+            out[k] = max(i.get(k, 0) for i in [*infos, server])
         return out
 
     def note(self, rtt_s=(), barrier_wait_s=None, grad_lags=()) -> None:
