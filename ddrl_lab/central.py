@@ -180,6 +180,8 @@ class CentralLearner:
         # update results not yet collected by the driver
         self.infos: list[dict] = []
         self.latency_ms, self.fill = deque(maxlen=2000), deque(maxlen=2000)
+        # each call's time (s) since the driver last asked (`metrics`): its latency histogram
+        self.calls_s: list[float] = []
         self.step_lags: list[int] = []
         # env steps dropped with the trajectories of restarted workers
         self.lost_steps = 0
@@ -211,7 +213,9 @@ class CentralLearner:
         for s in steps:
             self._fold_in(s)
         out = self._choose_actions(steps)
-        self.latency_ms.append((time.perf_counter() - t0) * 1e3)
+        took = time.perf_counter() - t0
+        self.latency_ms.append(took * 1e3)
+        self.calls_s.append(took)
         self.fill.append(len(steps))
         self._train_if_ready()
         return out if len(out) > 1 else out[0]
@@ -312,9 +316,12 @@ class CentralLearner:
         self.learner.load_state_dict(sd, version_floor)
 
     def metrics(self) -> dict:
-        "Inference latency percentiles (ms, per batched call) and batch fill (workers per call)."
+        """Inference latency percentiles (ms, per batched call), batch fill (workers per call), and
+        each call's time (s) since the last time asked (`inference_calls_s`)."""
         lat = np.asarray(self.latency_ms) if self.latency_ms else np.full(1, np.nan)
+        calls, self.calls_s = self.calls_s, []
         return dict(
+            inference_calls_s=calls,
             inference_latency_p50_ms=float(np.percentile(lat, 50)),
             inference_latency_p99_ms=float(np.percentile(lat, 99)),
             inference_batch_fill=float(np.mean(self.fill)) / self.cfg.topology.num_workers

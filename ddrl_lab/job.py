@@ -27,6 +27,7 @@ import ddrl_lab
 from .config import Config, ConfigError, config_hash, load_config, save_config
 from .envs import env_seeds
 from .pools import env_spaces
+from .call_times import CallTimes
 from .learner import newest_checkpoint
 from .optim import NonFiniteGradients, check_skips
 from .run_dir import DiskGuard, new_run_dir, utc_now, write_atomic, write_json_atomic
@@ -58,6 +59,7 @@ class Job(Steering):
         self.status, self.error, self.run_dir = "created", None, None
         self._disk_guard = DiskGuard()  # asked before every write; the disk_full drill arms it
         self.log = MetricsLog(guard=self._disk_guard)
+        self.call_times = CallTimes()  # each inference call, weight sync and update: histograms
         # run.tensorboard: the rows as scalars in RUN_DIR/tensorboard/
         self.tensorboard: Optional[TensorBoardLog] = None
         self.runtime = None
@@ -407,6 +409,8 @@ def trained(self: Job, info: dict, final: bool = False) -> bool:
         self.runtime.get(self.runtime.call(self.learner, "set_knobs", **knobs))
     self._learner_incarnation = info["incarnation"]
     self.ledger.trained(info)
+    if "update_s" in info:
+        self.call_times.observe("learner_update_seconds", info["update_s"])
     done = (
         final
         or (c.run.target_return is not None and rows.return_mean >= c.run.target_return)

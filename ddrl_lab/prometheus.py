@@ -23,13 +23,9 @@ from prometheus_client.registry import Collector
 from .metrics import LAG_BINS, finite_or_none
 
 # %% auto 0
-__all__ = ['LATENCY_KEYS', 'LATENCY_BUCKETS_MS', 'COUNTER_KEYS', 'metric_name', 'RowHistogram', 'JobCollector', 'MetricsServer',
-           'parse_prometheus']
+__all__ = ['COUNTER_KEYS', 'metric_name', 'RowHistogram', 'JobCollector', 'MetricsServer', 'parse_prometheus']
 
 # %% ../nbs/14b_prometheus.ipynb 5
-# row keys with a histogram
-LATENCY_KEYS = ("sync_rtt_ms", "inference_latency_p50_ms", "inference_latency_p99_ms")
-LATENCY_BUCKETS_MS = (0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
 # cumulative
 COUNTER_KEYS = (
     "env_steps",
@@ -61,7 +57,7 @@ class RowHistogram:
     """Counts per bucket (`+Inf` last), and the sum, of observations; `family` gives them as a
     `prometheus_client` histogram."""
 
-    def __init__(self, buckets=LATENCY_BUCKETS_MS):
+    def __init__(self, buckets):
         self.buckets = tuple(sorted(float(b) for b in buckets))
         self.counts, self.sum = [0] * (len(self.buckets) + 1), 0.0
 
@@ -103,12 +99,8 @@ class JobCollector(Collector):
     """A `prometheus_client` collector reading a job from outside at each scrape (see above);
     register it in a registry of your own."""
 
-    def __init__(
-        self, job, buckets=LATENCY_BUCKETS_MS, latency_keys=LATENCY_KEYS, counter_keys=COUNTER_KEYS
-    ):
-        self.job, self.buckets = job, tuple(buckets)
-        self.latency_keys, self.counter_keys = tuple(latency_keys), tuple(counter_keys)
-        self.hists: dict[str, RowHistogram] = {}  # latency key -> one observation per row
+    def __init__(self, job, counter_keys=COUNTER_KEYS):
+        self.job, self.counter_keys = job, tuple(counter_keys)
         # every version lag the rows counted
         self.lags, self.lag_rows = RowHistogram(range(LAG_BINS)), 0
         # counter key (or "book:<name>") -> highest value seen
@@ -120,11 +112,7 @@ class JobCollector(Collector):
         return rows if isinstance(rows, list) else self.job.metrics().to_dict("records")
 
     def _take(self, r: dict) -> None:
-        "Fold one row into the histograms."
-        for k in self.latency_keys:
-            v = finite_or_none(r.get(k))
-            if v is not None:
-                self.hists.setdefault(k, RowHistogram(self.buckets)).observe(v)
+        "Fold one row into the lag histogram."
         counts = [finite_or_none(r.get(f"lag_hist_{k}")) for k in range(LAG_BINS)] + [
             finite_or_none(r.get(f"lag_hist_{LAG_BINS}plus"))
         ]
@@ -222,13 +210,9 @@ class JobCollector(Collector):
                         "lag_hist_8plus)",
                     )
                 )
-            for k, h in self.hists.items():
-                out.append(
-                    h.family(
-                        metric_name(k) + "_hist",
-                        f"{k} over the metrics rows so far (one observation per row, milliseconds)",
-                    )
-                )
+            calls = getattr(job, "call_times", None)
+            if calls is not None:
+                out.extend(calls.collect())
         yield from out
 
 # %% ../nbs/14b_prometheus.ipynb 10
@@ -242,11 +226,9 @@ class MetricsServer:
         job,
         host: str = "127.0.0.1",
         port: int = 0,
-        buckets=LATENCY_BUCKETS_MS,
-        latency_keys=LATENCY_KEYS,
     ):
         self.job, self.error, self._stopped = job, None, False
-        self.collector = JobCollector(job, buckets, latency_keys)
+        self.collector = JobCollector(job)
         # this server's own: never prometheus_client.REGISTRY
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(self.collector)

@@ -26,8 +26,6 @@ from .progress import Progress, in_notebook, latest_row
 # defined here before 14b
 from ddrl_lab.prometheus import (
     COUNTER_KEYS,
-    LATENCY_BUCKETS_MS,
-    LATENCY_KEYS,
     JobCollector,
     MetricsServer,
     RowHistogram,

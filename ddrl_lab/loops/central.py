@@ -93,14 +93,12 @@ class CentralLoop(Loop):
     def row(self) -> dict:
         out = dict(lost_transitions=self.ledger.books["lost_transitions"])
         try:
-            out = {
-                k: v
-                for k, v in self.rt.get(self.rt.call(self.learner, "metrics"), timeout=5.0).items()
-                if k.startswith(("inference_", "replay_"))
-            } | out
+            m = self.rt.get(self.rt.call(self.learner, "metrics"), timeout=5.0)
         except Exception:
-            pass
-        return out
+            return out
+        # every inference call since the last row: into the job's histogram, not the row
+        self.job.call_times.observe("inference_latency_seconds", *m.pop("inference_calls_s"))
+        return {k: v for k, v in m.items() if k.startswith(("inference_", "replay_"))} | out
 
     def run(self) -> None:
         rt, job, led, W = self.rt, self.job, self.ledger, len(self.runners)

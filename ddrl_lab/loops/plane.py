@@ -277,6 +277,7 @@ class PlaneLoop(Loop):
     def note(self, rtt_s=(), barrier_wait_s=None, grad_lags=()) -> None:
         p = self.stats
         p.setdefault("rtt", []).extend(rtt_s)
+        self.job.call_times.observe("weight_sync_seconds", *rtt_s)
         p.setdefault("lags", []).extend(grad_lags)
         if barrier_wait_s is not None:
             p.setdefault("barrier", []).append(barrier_wait_s)
