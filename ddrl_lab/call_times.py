@@ -15,7 +15,23 @@ __all__ = ['CALL_BUCKETS_S', 'CALLS', 'CallTimes', 'histogram_quantile']
 
 # %% ../nbs/10d_call_times.ipynb 3
 # bounds in seconds: from half a millisecond (a batched CartPole forward) to half a minute
-CALL_BUCKETS_S = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
+CALL_BUCKETS_S = (
+    0.0005,
+    0.001,
+    0.0025,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1,
+    2.5,
+    5,
+    10,
+    30,
+)
 CALLS = {
     "inference_latency_seconds": "Each batched inference call of the central-inference learner.",
     "weight_sync_seconds": "Each weight-sync round trip of the parameter plane (driver <-> learner).",

@@ -290,6 +290,8 @@ class CriteriaConfig:
     max_throttled_fraction: Optional[float] = setting(None, lo=0.0, hi=1.0)
     # share of wall time the learner spends in updates, at least
     min_learner_busy_fraction: Optional[float] = setting(None, lo=0.0, hi=1.0)
+    # percent of time the learners' GPU runs a kernel (NVML; the lowest learner), at least
+    min_gpu_utilization: Optional[float] = setting(None, lo=0.0, hi=100.0)
 
 # %% ../nbs/00_config.ipynb 9
 @dataclass

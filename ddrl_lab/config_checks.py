@@ -231,6 +231,12 @@ def check_consistency(c: Config) -> list[str]:
             f"algo.minibatch_size = {c.algo.minibatch_size} is larger than one batch of "
             f"algo.segment_length x env.num_envs x topology.num_workers = {batch} steps."
         )
+    if c.criteria.min_gpu_utilization is not None and c.topology.device == "cpu":
+        p.append(
+            f"criteria.min_gpu_utilization = {c.criteria.min_gpu_utilization} bounds a GPU's "
+            f"utilisation, but topology.device = 'cpu': set topology.device to cuda (or auto on "
+            f"a machine with one), or leave the criterion unset."
+        )
     if c.channel.codec == "shm" and c.run.ray_address is not None:
         p.append(
             "channel.codec = 'shm' works within one host only, but run.ray_address names a "

@@ -43,6 +43,9 @@ def row_figures(row: dict, prev: Optional[dict] = None, num_workers: int = 1) ->
         inference_latency_ms_p99=_num(row.get("inference_latency_p99_ms")),
         learner_busy_fraction=_num(row.get("learner_busy_fraction")),
     )
+    # (only where a learner runs on CUDA: absent, not None, elsewhere)
+    if _num(row.get("gpu_utilization")) is not None:
+        f["gpu_utilization"] = row["gpu_utilization"]
     if _num(row.get("throttled_s")) is not None:
         p = prev or {}
         dt = max(_num(row.get("time_s")) - (_num(p.get("time_s")) or 0.0), 1e-9)
@@ -63,6 +66,7 @@ CRITERIA = {
     "max_inference_latency_ms_p99": ("inference_latency_ms_p99", "max", "communication"),
     "max_throttled_fraction": ("throttled_fraction", "max", "communication"),
     "min_learner_busy_fraction": ("learner_busy_fraction", "min", "communication"),
+    "min_gpu_utilization": ("gpu_utilization", "min", "communication"),
 }
 
 

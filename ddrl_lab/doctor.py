@@ -18,11 +18,13 @@ from .config import Config, ConfigError, load_config
 from .criteria import CRITERIA, LAG_COLS, lag_quantile, violated
 from .metrics import LAG_BINS, finite_or_none as _num, read_metrics
 from .report import reason_kind
+from .usage import LEAK_MB_PER_HOUR, memory_growth
 
 # %% auto 0
 __all__ = ['STAGES', 'LAG_TOLERANCE', 'STALE_DROP_MAX', 'THROTTLED_MAX', 'LEARNER_BOUND', 'STARVED_WAIT', 'CODEC_SHARE_MAX',
            'KL_MAX', 'ENTROPY_COLLAPSE', 'MIN_PROGRESS', 'Check', 'Stage', 'Diagnosis', 'check_data', 'check_versions',
-           'check_communication', 'check_algorithm', 'diagnose', 'RunDirError', 'read_run', 'diagnose_run']
+           'check_communication', 'memory_checks', 'check_algorithm', 'diagnose', 'RunDirError', 'read_run',
+           'diagnose_run']
 
 # %% ../nbs/17_doctor.ipynb 5
 @dataclass
@@ -414,10 +416,26 @@ def check_communication(df: pd.DataFrame, cfg: Config, meta: dict, rejections: l
                 f"{cfg.sync.mode}); {busy_txt}",
             )
         )
+    s.checks += memory_checks(df)
     s.checks += _criterion_check(df, cfg, "communication")
     return s
 
-# %% ../nbs/17_doctor.ipynb 13
+
+def memory_checks(df: pd.DataFrame) -> list:
+    "Each memory key's growth over the later half of the run (`usage.memory_growth`): steady is flagged."
+    return [
+        Check(
+            f"memory {g['key']}",
+            f"{g['key']} {g['first']:.0f} -> {g['last']:.0f} MB over the last {g['span_s'] / 60:.0f} "
+            f"min: {g['mb_per_hour']:+.0f} MB/h",
+            g["mb_per_hour"] <= LEAK_MB_PER_HOUR,
+            f"{g['key']} grows steadily: a leak, unless replay is still filling; look for what "
+            f"accumulates in that process (rows, episodes, pending refs).",
+        )
+        for g in memory_growth(df)
+    ]
+
+# %% ../nbs/17_doctor.ipynb 15
 # median approx KL per update; entropy left of its start; return gain
 KL_MAX, ENTROPY_COLLAPSE, MIN_PROGRESS = 0.05, 0.05, 0.25
 
@@ -540,7 +558,7 @@ def diagnose(
         ],
     )
 
-# %% ../nbs/17_doctor.ipynb 15
+# %% ../nbs/17_doctor.ipynb 17
 class RunDirError(ValueError):
     "A path that is not a readable run directory (the CLI prints it in one paragraph, exit 2)."
 

@@ -28,6 +28,7 @@ from .config import Config, ConfigError, config_hash, load_config, save_config
 from .envs import env_seeds
 from .pools import env_spaces
 from .call_times import CallTimes
+from .usage import UsageProbe
 from .learner import newest_checkpoint
 from .optim import NonFiniteGradients, check_skips
 from .run_dir import DiskGuard, new_run_dir, utc_now, write_atomic, write_json_atomic
@@ -60,6 +61,7 @@ class Job(Steering):
         self._disk_guard = DiskGuard()  # asked before every write; the disk_full drill arms it
         self.log = MetricsLog(guard=self._disk_guard)
         self.call_times = CallTimes()  # each inference call, weight sync and update: histograms
+        self._usage = UsageProbe()  # memory and GPU of every process, for the rows
         # run.tensorboard: the rows as scalars in RUN_DIR/tensorboard/
         self.tensorboard: Optional[TensorBoardLog] = None
         self.runtime = None
@@ -438,11 +440,13 @@ def _row(self: Job) -> None:
     """Append one metrics row: the contract keys, learner stats, the loop's figures and the books,
     live knobs."""
     extra = self.loop.row()
+    usage = self._usage.row(self.runtime, self.loop.parts())
     self.log.append(
         self._criteria(
             self._rows.row(
                 **getattr(self, "_stats", {}),
                 **extra,
+                **usage,
                 **self.ledger.figures(self.log.write_failures),
                 **{f"knob_{k}": v for k, v in self.knobs.items()},
             )

@@ -30,13 +30,8 @@ from ddrl_lab.evaluate import (
 )
 from .models import get_weights, make_policy, set_weights
 from .numerics import choose_numerics, resolve_device
-from ddrl_lab.optim import (
-    flat_parameters,
-    flat_step,
-    make_optimizer,
-    poison_gradients,
-    scheduled_lr,
-)
+from .optim import flat_parameters, flat_step, make_optimizer
+from .optim import poison_gradients, scheduled_lr
 from .segments import Segment, concat_segments, validate_segment
 
 # %% auto 0

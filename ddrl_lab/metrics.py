@@ -183,14 +183,15 @@ class RowBuilder:
 
 # %% ../nbs/10_metrics.ipynb 11
 def clock_keys(columns) -> list[str]:
-    """The row keys that measure wall-clock time (two runs of the same config differ in these, and
-    only these)."""
+    """The row keys that measure wall-clock time, and the machine's memory and GPU (two runs of the
+    same config differ in these, and only these)."""
     return [
         k
         for k in columns
         if k == "time_s"
         or k in TIMERS
         or k.endswith(("_per_s", "_per_min", "_ms", "_wait_s", "_fraction"))
+        or k.startswith(("rss_mb_", "gpu_"))
     ]
 
 # %% ../nbs/10_metrics.ipynb 15

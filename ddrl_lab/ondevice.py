@@ -21,13 +21,8 @@ from .losses import STAT_NAMES, gae
 from .models import EnvStates, make_policy, sample_actions
 from .numerics import choose_numerics, resolve_device
 from .ondevice_ops import grad_step
-from ddrl_lab.optim import (
-    flat_parameters,
-    flat_step,
-    make_optimizer,
-    poison_gradients,
-    scheduled_lr,
-)
+from .optim import flat_parameters, flat_step, make_optimizer
+from .optim import poison_gradients, scheduled_lr
 from .targets import vtrace_objective
 from .torch_envs import make_torch_pool
 

@@ -297,7 +297,12 @@ class RayRuntime:
     def placement(self, actors: list) -> list[dict]:
         """Where each of `actors` runs: its node's id, and the folder its `ddrl_lab` was imported
         from."""
-        return self.get([a.__ray_call__.remote(_whereabouts) for a in actors], timeout=30)
+        return self.get([self.probe(a, _whereabouts) for a in actors], timeout=30)
+
+    def probe(self, actor, fn):
+        """A ref to `fn(actor)` run in `actor`'s process, queued behind the calls it is serving
+        (Ray's `__ray_call__`): a look at the process, not a method of the component."""
+        return actor.__ray_call__.remote(fn)
 
     def check_cpus(self, cpus: float, what: str) -> None:
         """Refuse (`ConfigError`) actors that ask for more CPUs than the cluster has free: Ray would

@@ -105,6 +105,7 @@ def test_dqn_on_pong_stores_each_frame_once_across_two_ray_replay_shards(tmp_pat
     assert df.learner_updates.iloc[-1] > 0 and df.loss_q.dropna().map(math.isfinite).all()   # batches of rebuilt stacks trained
     assert b["produced"] == b["in_replay"] + b["rejected"] + b["dropped_stop"]
     assert sum(s["added"] for s in shards) == 64 * b["in_replay"]                     # 32 steps x 2 envs per segment
+    assert (df.rss_mb_shards.dropna() > 10).any()                                    # the shards' memory in the rows
 
 
 def _strict_json(text: str):

@@ -48,6 +48,11 @@ def test_serial_and_ray_both_learn_cartpole_identically(tmp_path, ray_cluster):
         assert df.episode_return_mean.iloc[-1] >= 475, (runtime, df.episode_return_mean.max())
         assert df.env_steps.iloc[-1] < 150_000
         assert (df.version_lag_max == 0).all() and (df.rejected_segments == 0).all()
+        # each kind of process's resident memory in the rows (on Ray: asked of each actor); no GPU key on the CPU
+        usage = {"serial": {"rss_mb_driver"}, "ray": {"rss_mb_driver", "rss_mb_learners", "rss_mb_workers"}}[runtime]
+        assert {c for c in df.columns if c.startswith("rss_mb_")} == usage
+        assert all((df[c].dropna() > 10).any() for c in usage), df[sorted(usage)].tail(2)
+        assert not [c for c in df.columns if c.startswith("gpu_")]
         runs[runtime] = last_checkpoint(job)
     # Same seeds, same wiring: the Ray run is the serial run, update for update.
     assert runs["serial"]["version"] == runs["ray"]["version"]

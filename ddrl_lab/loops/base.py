@@ -294,6 +294,10 @@ class Loop:
     def row(self) -> dict:
         return {}  # this loop's figures for the next metrics row
 
+    def parts(self) -> dict:
+        "This loop's components by kind (their usage goes into the rows: `usage.UsageProbe`)."
+        return dict(learners=self.learner_targets(), workers=self.runners, shards=self.shards)
+
     def state_actor(self):
         return self.learner  # whose `state_dict` is the checkpoint
 
