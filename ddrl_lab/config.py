@@ -197,6 +197,9 @@ class SyncConfig:
     aggregation: str = setting(
         "parameter-server", choices=("parameter-server", "allreduce", "hybrid")
     )
+    # how an all-reduce group averages its gradients (see 09g_collectives)
+    collective: str = setting("allreduce", choices=("allreduce", "allgather", "hierarchical"))
+    group_size: int = setting(2, lo=1)  # hierarchical: members per group (divides num_learners)
     # sync: a round proceeds once this fraction of workers reported (stragglers' segments join the
     # next round)
     preempt_fraction: float = setting(1.0, lo=0.0, hi=1.0, lo_open=True)

@@ -231,6 +231,20 @@ def check_consistency(c: Config) -> list[str]:
             f"algo.minibatch_size = {c.algo.minibatch_size} is larger than one batch of "
             f"algo.segment_length x env.num_envs x topology.num_workers = {batch} steps."
         )
+    learners = c.topology.num_learners
+    if c.sync.collective == "hierarchical" and learners % c.sync.group_size:
+        p.append(
+            f"sync.collective = 'hierarchical' reduces inside groups of sync.group_size = "
+            f"{c.sync.group_size} learners, which does not divide topology.num_learners = "
+            f"{learners}: choose a group_size that divides it (e.g. "
+            f"{max((d for d in range(1, learners) if learners % d == 0), default=1)})."
+        )
+    if c.sync.collective != "allreduce" and learners == 1:
+        p.append(
+            f"sync.collective = {c.sync.collective!r} chooses how an all-reduce group averages "
+            f"its gradients, but topology.num_learners = 1 makes no group: set more learners or "
+            f"leave it at allreduce."
+        )
     if c.criteria.min_gpu_utilization is not None and c.topology.device == "cpu":
         p.append(
             f"criteria.min_gpu_utilization = {c.criteria.min_gpu_utilization} bounds a GPU's "

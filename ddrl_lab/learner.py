@@ -18,7 +18,6 @@ import torch
 from fastcore.basics import patch
 
 from .codecs import Encoded, get_codec
-from .runtime import PeerLost
 from .config import Config, config_hash
 from ddrl_lab.evaluate import (
     PER_ENV,
@@ -30,12 +29,13 @@ from ddrl_lab.evaluate import (
 )
 from .models import get_weights, make_policy, set_weights
 from .numerics import choose_numerics, resolve_device
+from .collectives import GroupMean, init_group, meeting_address
 from .optim import flat_parameters, flat_step, make_optimizer
 from .optim import poison_gradients, scheduled_lr
 from .segments import Segment, concat_segments, validate_segment
 
 # %% auto 0
-__all__ = ['newest_checkpoint', 'knob_values', 'timed', 'Learner', 'meeting_address', 'init_group', 'group_mean_']
+__all__ = ['newest_checkpoint', 'knob_values', 'timed', 'Learner']
 
 # %% ../nbs/07_learner.ipynb 4
 def newest_checkpoint(checkpoint_dir) -> Optional[Path]:
@@ -101,8 +101,8 @@ class Learner:
         self.rng = np.random.default_rng(cfg.run.seed)
         self.knobs = {k: getattr(self.algo, k) for k in self.KNOBS}
         self.version = 0  # global policy version: +1 per update
-        # learners in this one's all-reduce group (see `join_group`)
-        self.group_size = 1
+        # averages the gradient over this one's all-reduce group, once it joined one (`join_group`)
+        self.group_mean = None
         self.opt_steps = 0  # optimizer steps taken (drives the warmup)
         self.delay_s = 0.0  # fault drill: added latency per update
         self.env_steps = 0  # env steps consumed (accepted)
@@ -173,7 +173,7 @@ def _step(self: Learner) -> float:
         self.opt,
         self.grad,
         self.algo.max_grad_norm,
-        functools.partial(group_mean_, world_size=self.group_size) if self.group_size > 1 else None,
+        self.group_mean,
     )
     self.grad.zero_()
     self.opt_steps += 1
@@ -277,45 +277,6 @@ def params(self: Learner) -> list[np.ndarray]:
     return [p.detach().cpu().numpy().copy() for p in self.model.parameters()]
 
 # %% ../nbs/07_learner.ipynb 15
-def meeting_address() -> str:
-    """`tcp://host:port` with a free port on this host: where an all-reduce group can meet (its rank
-    0 asks)."""
-    import socket
-
-    host = socket.gethostbyname(socket.gethostname())
-    with socket.socket() as s:
-        s.bind(("", 0))
-        port = s.getsockname()[1]
-    return f"tcp://{host}:{port}"
-
-
-def init_group(device: torch.device, init_method: str, rank: int, world_size: int) -> None:
-    """Join a torch.distributed group: NCCL on CUDA, gloo on the CPU (every learner that
-    all-reduces, host or on-device)."""
-    import torch.distributed as dist
-
-    dist.init_process_group(
-        "nccl" if device.type == "cuda" else "gloo",
-        init_method=init_method,
-        rank=rank,
-        world_size=world_size,
-    )
-
-
-def group_mean_(t: torch.Tensor, world_size: int) -> None:
-    """Average `t` in place over the group; a member that died mid-collective (its peers' sockets
-    reset, or time out): `PeerLost`."""
-    import torch.distributed as dist
-
-    try:
-        dist.all_reduce(t)
-    except RuntimeError as e:
-        raise PeerLost(
-            f"a member of this learner's all-reduce group is gone ({str(e).splitlines()[0][:200]})"
-        ) from None
-    t.div_(world_size)
-
-
 @patch
 def address(self: Learner) -> str:
     return meeting_address()
@@ -323,9 +284,10 @@ def address(self: Learner) -> str:
 
 @patch
 def join_group(self: Learner, init_method: str, rank: int, world_size: int) -> int:
-    "Join a group whose members all-reduce gradients at every step."
+    """Join a group whose members average their gradients at every step (by `sync.collective`:
+    `collectives.GroupMean`)."""
     init_group(self.device, init_method, rank, world_size)
-    self.group_size = world_size
+    self.group_mean = GroupMean(world_size, self.cfg.sync.collective, self.cfg.sync.group_size)
     return rank
 
 # %% ../nbs/07_learner.ipynb 17

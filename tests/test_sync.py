@@ -144,11 +144,15 @@ def test_a_learner_group_that_loses_a_member_is_rebuilt_and_still_reaches_its_ta
     if mode == "sync-allreduce": assert df.barrier_wait_ms.notna().any()
 
 
-def test_an_on_device_data_parallel_group_keeps_one_set_of_weights_and_learns(tmp_path, ray_cluster):
+@pytest.mark.parametrize("collective", ["allgather", "hierarchical"])
+def test_an_on_device_data_parallel_group_keeps_one_set_of_weights_and_learns(collective, tmp_path, ray_cluster):
     """`topology.mode: on-device` with 2 learners on Ray: two trainer processes, each stepping its own 32 envs, average
-    their gradients over gloo at every optimizer step. Mid-run both hold bit-identical weights at the same version; the
-    job learns CartPole to 475, and each member's env steps are in the books."""
+    their gradients over gloo at every optimizer step, by an all-gather or a hierarchy (groups of one, their leaders
+    all-reducing: every call of the hierarchy; the flat all-reduce is the default of the other group tests). Mid-run
+    both hold bit-identical weights at the same version; the job learns CartPole to 475, and each member's env steps
+    are in the books."""
     job = Job("cartpole-ondevice", {"run.runtime": "ray", "topology.num_learners": 2, "topology.device": "cpu",
+                                    "sync.collective": collective, "sync.group_size": 1,
                                     "run.total_env_steps": 400_000, "run.out": str(tmp_path)}).start()
     rt = job.runtime
     while len(job.metrics()) < 3 and job.status == "running": time.sleep(0.05)

@@ -13,7 +13,8 @@ import torch
 
 from ..config import Config
 from ..envs import env_seeds
-from ..learner import group_mean_, init_group, meeting_address, newest_checkpoint
+from ..collectives import GroupMean, init_group, meeting_address
+from ..learner import newest_checkpoint
 from .base import Loop, compute_threads
 from ..ondevice import OnDeviceIMPALA, OnDevicePPO
 from ..ondevice_dqn import OnDeviceDQN
@@ -87,7 +88,7 @@ class DeviceTrainer:
         dist.broadcast(core.flat, 0)
         if hasattr(core, "target_net"):
             core.target_net.load_state_dict(core.net.state_dict())
-        core.reduce = lambda grad: group_mean_(grad, world_size)
+        core.reduce = GroupMean(world_size, core.cfg.sync.collective, core.cfg.sync.group_size)
         return core.rank
 
     def state_dict(self) -> dict:
