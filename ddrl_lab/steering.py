@@ -7,13 +7,18 @@ from __future__ import annotations
 
 from .channel import Channel
 from .envs import env_seeds
+from typing import Optional
+
+from .loops.network import NET_FAULTS
 from ddrl_lab.topologies import (
     FAULT_NAMES,
     KNOB_KEYS,
+    NET_DRILL_S,
     checked_knobs,
     drill_problem,
     in_group,
     knob_spec,
+    network_drill_problem,
 )
 
 # %% auto 0
@@ -55,10 +60,12 @@ class Steering:
         c = self.config
         # scheduled drills that are due
         while self._schedule and self._rows.env_steps >= self._schedule[0][0]:
-            at, fault, worker, seconds = self._schedule.pop(0)
+            at, fault, worker, value, for_s = self._schedule.pop(0)
             fired = dict(fault=fault, worker=worker, at_env_steps=self._rows.env_steps)
+            # (net_bandwidth's value is a rate, every other drill's a time)
+            kw = dict(bytes_per_s=value) if fault == "net_bandwidth" else dict(seconds=value)
             try:
-                self.inject(fault, worker=worker, seconds=seconds)
+                self.inject(fault, worker=worker, for_s=for_s, **kw)
             # its target went away meanwhile (workers removed live): recorded, not fatal
             except ValueError as e:
                 self.meta.setdefault("faults_refused", []).append({**fired, "reason": str(e)})
@@ -78,7 +85,14 @@ class Steering:
             )
         self.knobs.update(changed)
 
-    def inject(self, fault: str, worker: int = 0, seconds: float = 0.05) -> None:
+    def inject(
+        self,
+        fault: str,
+        worker: int = 0,
+        seconds: float = 0.05,
+        for_s: float = NET_DRILL_S,
+        bytes_per_s: Optional[float] = None,
+    ) -> None:
         """Fault drills.
         - `poison`: worker `worker` emits NaN rewards from now on (its segments are rejected at the
         source);
@@ -98,6 +112,9 @@ class Steering:
           group (`allreduce`, `hybrid`) index `worker` names the member, and the group is built
           again (`PlaneLoop.heal`);
         - `delay`: the learner takes `seconds` longer per update;
+        - `net_delay`: for `for_s` seconds, weights to worker `worker` (`ALL_WORKERS`: every worker)
+        and its segments to the learner take `seconds` longer in transit; `net_bandwidth`: they
+        move at most `bytes_per_s` (see `loops.network`; barrier and channel loops);
         - `nan_grad`: for `seconds`, every gradient the learner computes is NaN (as a non-finite
         loss makes it): its optimizer skips those steps and counts them (`skipped_updates`); after
         `algo.max_skipped_updates` in a row the run stops with a checkpoint;
@@ -119,7 +136,25 @@ class Steering:
         p = drill_problem(fault, worker, *self.loop.drill_sizes(), in_group(self.config))
         if p:
             raise ValueError(p)
-        if fault == "disk_full":
+        if fault in NET_FAULTS:
+            self._shape_network(fault, worker, seconds, for_s, bytes_per_s)
+        elif fault == "disk_full":
             self._disk_guard.arm(seconds)
         else:
             self.loop.strike(fault, worker, seconds)
+
+    def _shape_network(self, fault, worker, seconds, for_s, bytes_per_s) -> None:
+        "The network drills: the loop's links, refused where a loop has none or a rate is not one."
+        if not self.loop.shapes_network:
+            raise ValueError(network_drill_problem(fault, self.loop))
+        if fault == "net_bandwidth" and not (bytes_per_s or 0) > 0:
+            raise ValueError(
+                f"net_bandwidth of {bytes_per_s} bytes/s: expected a positive rate, e.g. "
+                f"bytes_per_s=1e6 (1 MB/s)."
+            )
+        if for_s <= 0 or seconds < 0:
+            raise ValueError(
+                f"{fault}: expected seconds >= 0 and for_s > 0 (got {seconds}, {for_s})."
+            )
+        delay = seconds if fault == "net_delay" else None
+        self.loop.links.shape(worker, for_s, delay_s=delay, bytes_per_s=bytes_per_s)

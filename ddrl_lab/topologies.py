@@ -15,15 +15,17 @@ from .loops.central import CentralLoop
 from .loops.channel import ChannelLoop
 from .loops.device import DeviceLoop
 from .loops.plane import HybridLoop, PipelinedLoop, PlaneSyncLoop, is_plane
+from .loops.network import ALL_WORKERS, NET_FAULTS
 from .loops.replay import ReplayLoop
 from .models import space_problems
 from .pools import env_problems, env_spaces
 from .runtime import env_modules, make_runtime
 
 # %% auto 0
-__all__ = ['LOOPS', 'IMPLEMENTED', 'FAULT_NAMES', 'DRILL_TARGETS', 'CHANNEL_KEYS', 'KNOB_KEYS', 'loop_for', 'parse_fault',
-           'drill_problem', 'in_group', 'unused_channel_settings', 'check_supported', 'knob_spec', 'checked_knobs',
-           'gpus_per_learner', 'cpus_needed', 'cluster_gpus', 'learner_gpus', 'join_cluster']
+__all__ = ['LOOPS', 'IMPLEMENTED', 'FAULT_NAMES', 'NET_DRILL_S', 'DRILL_TARGETS', 'CHANNEL_KEYS', 'KNOB_KEYS', 'loop_for',
+           'parse_fault', 'network_drill_problem', 'drill_problem', 'in_group', 'unused_channel_settings',
+           'check_supported', 'knob_spec', 'checked_knobs', 'gpus_per_learner', 'cpus_needed', 'cluster_gpus',
+           'learner_gpus', 'join_cluster']
 
 # %% ../nbs/11g_topologies.ipynb 5
 # first match wins
@@ -60,29 +62,61 @@ FAULT_NAMES = (
     "delay",
     "disk_full",
     "nan_grad",
+    *NET_FAULTS,
 )
+NET_DRILL_S = 10.0  # how long a network drill lasts unless its FOR_S says
 
 
-def parse_fault(spec: str, index: int = 0) -> tuple[int, str, int, float]:
-    """`ENV_STEPS:FAULT[:WORKER[:SECONDS]]` as `(env_steps, fault, worker, seconds)`, or a
-    `ConfigError` naming `run.faults[index]`."""
-    parts = str(spec).split(":")
-    where = f"run.faults[{index}] = {spec!r}"
+def _fault_fields(parts: list, where: str) -> tuple[int, str, int, float, float]:
+    "The fields of a drill's spec, or a `ConfigError` naming it."
     try:
         at, fault = int(parts[0].replace("_", "")), parts[1]
-        worker = int(parts[2]) if len(parts) > 2 and parts[2] != "" else 0
-        seconds = float(parts[3]) if len(parts) > 3 else 0.05
+        w = parts[2] if len(parts) > 2 else ""
+        worker = ALL_WORKERS if w == "*" else int(w) if w else 0
+        value = float(parts[3]) if len(parts) > 3 else 0.05
+        for_s = float(parts[4]) if len(parts) > 4 else NET_DRILL_S
     except (IndexError, ValueError):
         raise ConfigError(
-            [f"{where}: expected ENV_STEPS:FAULT[:WORKER[:SECONDS]], e.g. '20000:kill_worker:0'."]
+            [
+                f"{where}: expected ENV_STEPS:FAULT[:WORKER[:SECONDS]], e.g. '20000:kill_worker:0' "
+                f"(network drills: ENV_STEPS:net_delay:WORKER|*:SECONDS[:FOR_S], "
+                f"ENV_STEPS:net_bandwidth:WORKER|*:BYTES_PER_S[:FOR_S])."
+            ]
         ) from None
+    return at, fault, worker, value, for_s
+
+
+def parse_fault(spec: str, index: int = 0) -> tuple[int, str, int, float, float]:
+    """`ENV_STEPS:FAULT[:WORKER[:SECONDS]]` as `(env_steps, fault, worker, value, for_s)`, or a
+    `ConfigError` naming `run.faults[index]`. The network drills take `WORKER` `*` (every worker:
+    `ALL_WORKERS`), their value (`net_delay`: seconds each way; `net_bandwidth`: bytes per second)
+    and a fifth field, how long they last (`for_s`, default `NET_DRILL_S`)."""
+    parts = str(spec).split(":")
+    where = f"run.faults[{index}] = {spec!r}"
+    at, fault, worker, value, for_s = _fault_fields(parts, where)
     if fault not in FAULT_NAMES:
         raise ConfigError(
             [f"{where}: unknown fault {fault!r}: expected one of {', '.join(FAULT_NAMES)}."]
         )
-    if at < 0 or worker < 0 or len(parts) > 4:
-        raise ConfigError([f"{where}: expected ENV_STEPS >= 0, WORKER >= 0 and at most 4 fields."])
-    return at, fault, worker, seconds
+    net = fault in NET_FAULTS
+    if at < 0 or (worker < 0 and not (net and worker == ALL_WORKERS)) or len(parts) > 4 + net:
+        raise ConfigError(
+            [
+                f"{where}: expected ENV_STEPS >= 0, WORKER >= 0 ('*' for every worker: network "
+                f"drills only) and at most 4 fields (5 for {' and '.join(NET_FAULTS)})."
+            ]
+        )
+    if fault == "net_bandwidth" and (len(parts) < 4 or value <= 0):
+        raise ConfigError(
+            [
+                f"{where}: net_bandwidth of {value if len(parts) > 3 else 'no'} bytes/s: expected "
+                f"a positive rate, e.g. '{at}:net_bandwidth:{parts[2] if len(parts) > 2 else 0}:1e6' "
+                f"(1 MB/s)."
+            ]
+        )
+    if net and (value < 0 or for_s <= 0):
+        raise ConfigError([f"{where}: expected a delay >= 0 s and a duration FOR_S > 0 s."])
+    return at, fault, worker, value, for_s
 
 
 DRILL_TARGETS = {
@@ -94,7 +128,18 @@ DRILL_TARGETS = {
     "delay": "learner",
     "disk_full": None,
     "nan_grad": "learner",
+    "net_delay": "worker",
+    "net_bandwidth": "worker",
 }
+
+
+def network_drill_problem(fault: str, loop) -> str:
+    "Why `loop` cannot run network drill `fault` (yet)."
+    return (
+        f"{fault}: the {loop.name} loop does not route its segments and weights through "
+        f"drillable links yet; the network drills run in the barrier loop (sync, one learner) "
+        f"and the channel loop (async, one learner)."
+    )
 
 
 def drill_problem(
@@ -105,6 +150,8 @@ def drill_problem(
     (None: it can). `kill_learner` hits any member of an all-reduce `group`; other learners only at
     index 0."""
     kind = DRILL_TARGETS[fault]
+    if fault in NET_FAULTS and index == ALL_WORKERS:
+        return None
     if kind is None:
         return (
             None
@@ -186,9 +233,12 @@ def check_supported(cfg: Config) -> None:
     shards = cfg.replay.shards if cfg.replay.kind != "none" else 0
     for i, spec in enumerate(cfg.run.faults):
         try:
-            _, fault, index, _ = parse_fault(spec, i)
+            _, fault, index, _, _ = parse_fault(spec, i)
         except ConfigError as e:
             problems += e.problems
+            continue
+        if fault in NET_FAULTS and not loop.shapes_network:
+            problems.append(f"run.faults[{i}] = {spec!r}: {network_drill_problem(fault, loop)}")
             continue
         p = drill_problem(
             fault, index, cfg.topology.num_workers, shards, cfg.topology.num_learners, in_group(cfg)

@@ -30,6 +30,7 @@ class BarrierLoop(Loop):
     own for the next round while the learner updates on this one (one version of policy lag)."""
 
     name = "barrier"
+    shapes_network = True
 
     @classmethod
     # (the last in the mapping: what the others leave)
@@ -45,6 +46,7 @@ class BarrierLoop(Loop):
         # worker -> its seconds per segment (moving average), for balanced rounds
         self.collect_s: dict = {}
         self.stats: dict = {}  # barrier waits and round sizes since the last row
+        self.weights_due: dict = {}  # network drills: when the weights reach each worker
 
     def spawn(self, spaces, checkpoint_dir, force, gpus) -> None:
         # co-located: acting and learning time-sliced in this process
@@ -89,18 +91,49 @@ class BarrierLoop(Loop):
         )
 
     def launch(self, inflight: dict, n: int) -> None:
-        "Every idle one of the `n` workers starts its share of a round, with the newest weights."
-        idle = [i for i in range(n) if i not in inflight]
+        """Every idle one of the `n` workers starts its share of a round, with the newest weights
+        (under a network drill, once they have reached it: `weights_in_transit`)."""
+        idle = [
+            i
+            for i in range(n)
+            if i not in inflight and not self.weights_in_transit(i, self.weights_due)
+        ]
         if not idle:
             return
         weights = self.rt.call(self.learner, "get_weights")
         shares = self.worker_shares(n)
         # a worker's calls run in order: its last one done, all are
         for i in idle:
+            self.weights_due.pop(i, None)
             inflight[i] = [
                 self.rt.call(self.runners[i], "produce", weights, num_returns=2)
                 for _ in range(shares[i])
             ]
+
+    def arrivals(self, inflight: dict, got: list, arrive: dict, timeout: float) -> list:
+        """The workers whose round is done and whose segments have reached the learner (under a
+        network drill they take `links.transit_s` from when they were done)."""
+        waiting = {inflight[i][-1][0]: i for i in inflight if i not in got}
+        done = [waiting[ref] for ref in self.rt.ready(list(waiting), timeout=timeout)]
+        for i in done:
+            if i not in arrive:
+                arrive[i] = time.monotonic() + self.segments_transit_s(i, inflight[i])
+        new = [i for i in done if arrive[i] <= time.monotonic()]
+        # all done, some still on the wire: wait a little, not spin
+        if done and not new:
+            time.sleep(0.002)
+        return new
+
+    def segments_transit_s(self, worker: int, calls: list) -> float:
+        "How long `worker`'s finished segments take to reach the learner (0 without a drill)."
+        if not self.links.shaped:
+            return 0.0
+        try:
+            nbytes = sum(self.rt.get(meta)["nbytes"] for meta, _ in calls)
+        # (a dead worker's segments are lost anyway)
+        except ActorDied:
+            return 0.0
+        return self.links.transit_s(worker, nbytes)
 
     def run(self) -> None:
         rt, job, led = self.rt, self.job, self.ledger
@@ -114,14 +147,13 @@ class BarrierLoop(Loop):
                     led.lost(i)
             need = max(1, math.ceil(self.config.sync.preempt_fraction * n))
             self.launch(inflight, n)
-            t0, got = time.monotonic(), []
+            t0, got, arrive = time.monotonic(), [], {}
             # the barrier (all of them, unless preempting)
             while len(got) < need:
-                waiting = {inflight[i][-1][0]: i for i in inflight if i not in got}
-                got += [waiting[ref] for ref in rt.ready(list(waiting), timeout=0.05)]
-            waiting = {inflight[i][-1][0]: i for i in inflight if i not in got}
+                self.launch(inflight, n)  # (those whose weights were still on the wire)
+                got += self.arrivals(inflight, got, arrive, timeout=0.05)
             # and whoever else is done
-            got += [waiting[ref] for ref in rt.ready(list(waiting), timeout=0)]
+            got += self.arrivals(inflight, got, arrive, timeout=0)
             self.stats.setdefault("barrier", []).append(time.monotonic() - t0)
             if len(got) < n:
                 led.preempted_rounds(1)

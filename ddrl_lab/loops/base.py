@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 from collections import Counter
 from typing import Optional
 
@@ -17,6 +18,7 @@ from ..algorithms import learner_class
 from ..metrics import RowBuilder
 from ..runner import EnvRunner
 from ..runtime import ActorDied
+from .network import Links, nbytes_of
 
 # %% auto 0
 __all__ = ['mean_or_nan', 'share', 'compute_threads', 'Ledger', 'Loop']
@@ -204,6 +206,8 @@ class Loop:
     channel = None
     # whether channel.capacity, max_mb and the watermarks act in this loop
     uses_channel = False
+    # whether its segments and weights travel through `links` (the network drills)
+    shapes_network = False
     # whether sync.mode and sync.aggregation shape this loop (the topology chooser collapses them where not)
     reads_sync = True
 
@@ -250,6 +254,8 @@ class Loop:
         # the live values (the Job's dict: updated in place)
         self.knobs = job.knobs
         self.learner, self.learners, self.runners, self.shards = None, [], [], []
+        self.links = Links()  # the network drills' latency and bandwidth per worker
+        self.weight_bytes = None  # the weights' size, once a network drill needed it
 
     @property
     def rt(self):
@@ -293,6 +299,18 @@ class Loop:
 
     def row(self) -> dict:
         return {}  # this loop's figures for the next metrics row
+
+    def weights_in_transit(self, worker: int, due: dict) -> bool:
+        """Whether the weights are still on their way to `worker` under a network drill (they left
+        when it was first ready for them, `due` records when they arrive: `links.transit_s`)."""
+        if worker not in due:
+            if not self.links.shaped:
+                return False
+            if self.weight_bytes is None:
+                weights = self.rt.get(self.rt.call(self.learner, "get_weights"))
+                self.weight_bytes = nbytes_of(weights)
+            due[worker] = time.monotonic() + self.links.transit_s(worker, self.weight_bytes)
+        return time.monotonic() < due[worker]
 
     def parts(self) -> dict:
         "This loop's components by kind (their usage goes into the rows: `usage.UsageProbe`)."

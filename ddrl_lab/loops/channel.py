@@ -12,6 +12,7 @@ from ..codecs import get_codec
 from ..config import Config
 from .base import Loop
 from ..runtime import ActorDied
+from .network import Transit
 
 # %% auto 0
 __all__ = ['ChannelLoop']
@@ -30,6 +31,7 @@ class ChannelLoop(Loop):
 
     name = "channel"
     uses_channel = True
+    shapes_network = True
 
     @classmethod
     def applies(cls, cfg: Config) -> bool:
@@ -74,6 +76,8 @@ class ChannelLoop(Loop):
         weights = rt.call(self.learner, "get_weights")
         # held: worker -> since when it was throttled
         pending, held, update = {}, {i: None for i in range(n)}, None
+        # segments on the wire to the learner, and when the weights reach each worker (network drills)
+        wire, weights_due = Transit(), {}
         # since when the learner has waited; size of the batch in flight
         idle_since, n_batch = None, 0
         while job.running():
@@ -88,8 +92,10 @@ class ChannelLoop(Loop):
                         pending.pop(ref)
                         ch.release()
                         led.lost(i)
-            # relaunch idle workers while there is room
+            # relaunch idle workers while there is room (and once the weights have reached them)
             for i, since in list(held.items()):
+                if self.weights_in_transit(i, weights_due):
+                    continue
                 if not ch.reserve(timeout=0):
                     if since is None:
                         held[i] = time.monotonic()
@@ -97,6 +103,7 @@ class ChannelLoop(Loop):
                 if since is not None:
                     ch.note_throttled(time.monotonic() - since)
                 del held[i]
+                weights_due.pop(i, None)
                 meta, seg = rt.call(self.runners[i], "produce", weights, num_returns=2)
                 pending[meta] = (i, seg)
             done = set(
@@ -118,7 +125,13 @@ class ChannelLoop(Loop):
                 if "rejected" in meta:
                     ch.release()
                 else:
-                    ch.put(seg, meta["nbytes"], reserved=True)
+                    wire.send((seg, meta["nbytes"]), self.links.transit_s(i, meta["nbytes"]))
+            # (without a drill, a segment arrives as it is sent)
+            for seg, nbytes in wire.arrived():
+                ch.put(seg, nbytes, reserved=True)
+            # nothing in flight: the weights or segments are on the wire; wait a little, not spin
+            if not pending and update is None:
+                time.sleep(0.002)
             if update is not None and update in done:
                 try:
                     info = rt.get(update)
@@ -154,9 +167,10 @@ class ChannelLoop(Loop):
             except ActorDied:
                 led.lost_with_learner(n_batch)
         in_flight = len(pending)
-        dropped = [seg for _, seg in self.wind_down(pending)] + ch.drain("stop")
+        on_wire = [seg for seg, _ in wire.drain()]
+        dropped = [seg for _, seg in self.wind_down(pending)] + on_wire + ch.drain("stop")
         led.dropped_at_stop(len(dropped))
-        ch.release(in_flight)  # their reserved places
+        ch.release(in_flight + len(on_wire))  # their reserved places
         if self.config.channel.codec == "shm":  # shared-memory blocks nobody will decode
             for enc in dropped:
                 self.codec.discard(rt.get(enc))
