@@ -19,7 +19,7 @@ from .shard_sampling import merge_samples
 from .segments import Segment, concat_segments
 from .sequence_replay import replay_items
 from .sequences import r2d2_loss
-from .targets import double_q_values, dqn_loss, vtrace_objective
+from .targets import double_q_values, dqn_loss, vtrace, vtrace_objective
 
 # %% auto 0
 __all__ = ['LEARNERS', 'PPOLearner', 'IMPALALearner', 'DQNLearner', 'R2D2Learner', 'learner_class']
@@ -32,6 +32,8 @@ class PPOLearner(Learner):
 
     def _advantages(self, b: Segment) -> dict:
         tensors = self._tensors(b)
+        if self.correct_off_policy:
+            return self._vtrace_advantages(tensors)
         algo = self.algo
         tensors["adv"], tensors["ret"] = gae(
             tensors["rewards"],
@@ -42,6 +44,27 @@ class PPOLearner(Learner):
             algo.gae_lambda,
         )
         return tensors
+
+    @torch.no_grad()
+    def _vtrace_advantages(self, t: dict) -> dict:
+        """The staleness fallback's `off-policy` targets (APPO's): V-trace returns and advantages
+        from the acting policy's log-probabilities against this learner's, truncated at
+        `algo.rho_bar` and `algo.c_bar`, in place of GAE's."""
+        with self.autocast():
+            logits, _, _ = self.model.unroll(t["obs"], t["h0"], t["first"])
+        target_logp, _ = logp_entropy(logits.float(), t["actions"])
+        t["ret"], t["adv"] = vtrace(
+            t["logp"],
+            target_logp,
+            t["rewards"],
+            t["values"],
+            t["next_values"],
+            t["dones"],
+            self.algo.gamma,
+            rho_bar=self.algo.rho_bar,
+            c_bar=self.algo.c_bar,
+        )
+        return t
 
     def _loss(self, mb: dict) -> tuple[torch.Tensor, dict]:
         "The loss on a minibatch of `(chunk, n, ...)` tensors (`evaluate.minibatches`)."

@@ -197,6 +197,11 @@ class SyncConfig:
     aggregation: str = setting(
         "parameter-server", choices=("parameter-server", "allreduce", "hybrid")
     )
+    # async behind a channel: once the p95 version lag of arriving segments has stayed above
+    # max_staleness for fallback_rows rows, correct them (off-policy: PPO with V-trace targets,
+    # nothing dropped) or train in rounds (sync: a barrier), until it stays under as long
+    fallback: str = setting("none", choices=("none", "off-policy", "sync"))
+    fallback_rows: int = setting(3, lo=1, hi=10_000)  # rows over (or back under) before a switch
     # how an all-reduce group averages its gradients (see 09g_collectives)
     collective: str = setting("allreduce", choices=("allreduce", "allgather", "hierarchical"))
     group_size: int = setting(2, lo=1)  # hierarchical: members per group (divides num_learners)

@@ -231,6 +231,13 @@ def check_consistency(c: Config) -> list[str]:
             f"algo.minibatch_size = {c.algo.minibatch_size} is larger than one batch of "
             f"algo.segment_length x env.num_envs x topology.num_workers = {batch} steps."
         )
+    if c.sync.fallback == "off-policy" and c.algo.name != "ppo":
+        p.append(
+            f"sync.fallback = 'off-policy' corrects an on-policy learner's stale segments with "
+            f"V-trace, but algo.name = {c.algo.name!r} "
+            + ("corrects every segment already" if c.algo.name == "impala" else "is off-policy")
+            + ": use sync.fallback=sync or none."
+        )
     learners = c.topology.num_learners
     if c.sync.collective == "hierarchical" and learners % c.sync.group_size:
         p.append(

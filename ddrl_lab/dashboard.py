@@ -184,8 +184,10 @@ def _same(a, b) -> bool:
 
 def _show(s: W.ValueWidget, v) -> None:
     """Set slider `s` to `v`, widening its range first if `v` lies outside (a slider would clamp it,
-    and the clamped value would go back to the job)."""
-    if isinstance(s, W.FloatLogSlider):
+    and the clamped value would go back to the job). A dropdown just shows it."""
+    if isinstance(s, W.Dropdown):
+        s.value = v
+    elif isinstance(s, W.FloatLogSlider):
         e = math.log10(v) if v > 0 else s.min
         if e > s.max:
             s.max = e

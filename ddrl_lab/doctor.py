@@ -8,112 +8,24 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
 import pandas as pd
 
 from .config import Config, ConfigError, load_config
+from .diagnosis import Check, Diagnosis, Stage
 from .criteria import CRITERIA, LAG_COLS, lag_quantile, violated
 from .metrics import LAG_BINS, finite_or_none as _num, read_metrics
 from .report import reason_kind
 from .usage import LEAK_MB_PER_HOUR, memory_growth
 
 # %% auto 0
-__all__ = ['STAGES', 'LAG_TOLERANCE', 'STALE_DROP_MAX', 'THROTTLED_MAX', 'LEARNER_BOUND', 'STARVED_WAIT', 'CODEC_SHARE_MAX',
-           'KL_MAX', 'ENTROPY_COLLAPSE', 'MIN_PROGRESS', 'Check', 'Stage', 'Diagnosis', 'check_data', 'check_versions',
-           'check_communication', 'memory_checks', 'check_algorithm', 'diagnose', 'RunDirError', 'read_run',
-           'diagnose_run']
+__all__ = ['LAG_TOLERANCE', 'STALE_DROP_MAX', 'THROTTLED_MAX', 'LEARNER_BOUND', 'STARVED_WAIT', 'CODEC_SHARE_MAX', 'KL_MAX',
+           'ENTROPY_COLLAPSE', 'MIN_PROGRESS', 'check_data', 'check_versions', 'check_communication', 'memory_checks',
+           'check_algorithm', 'diagnose', 'RunDirError', 'read_run', 'diagnose_run']
 
-# %% ../nbs/17_doctor.ipynb 5
-@dataclass
-class Check:
-    """One thing the doctor looked at: what, the figures it saw, whether they are fine, and what to
-    do if not."""
-
-    name: str
-    figures: str
-    ok: bool = True
-    next_step: str = ""
-
-    # (NumPy comparisons give numpy.bool_, which JSON refuses)
-    def __post_init__(self):
-        self.ok = bool(self.ok)
-
-
-@dataclass
-class Stage:
-    "One stage of the troubleshooting order, with its checks."
-
-    name: str
-    question: str
-    checks: list = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return all(c.ok for c in self.checks)
-
-
-STAGES = ("data", "versions", "communication", "algorithm")
-
-
-@dataclass
-class Diagnosis:
-    "The four stages of a run, in order; the blame goes to the first that fails."
-
-    run: str
-    stages: list
-
-    @property
-    def blamed(self) -> Optional[Stage]:
-        "The first stage with a failing check (None: the run is healthy)."
-        return next((s for s in self.stages if not s.ok), None)
-
-    @property
-    def healthy(self) -> bool:
-        return self.blamed is None
-
-    def next_step(self) -> str:
-        b = self.blamed
-        return "" if b is None else next(c.next_step for c in b.checks if not c.ok)
-
-    def text(self) -> str:
-        lines, blamed = [f"doctor: {self.run}"], self.blamed
-        for i, s in enumerate(self.stages, 1):
-            after = blamed is not None and STAGES.index(s.name) > STAGES.index(blamed.name)
-            verdict = "ok" if s.ok else "look here" + (f" (after {blamed.name})" if after else "")
-            lines.append(f"{i}. {s.name}: {s.question} -> {verdict}")
-            for c in s.checks:
-                lines.append(f"   [{'ok' if c.ok else '!!'}] {c.name}: {c.figures}")
-                if not c.ok and not after:
-                    lines.append(f"        next: {c.next_step}")
-        lines.append(
-            "verdict: healthy: every stage is ok."
-            if blamed is None
-            else f"verdict: look at {blamed.name} first. Next step: {self.next_step()}"
-        )
-        return "\n".join(lines)
-
-    def __str__(self) -> str:
-        return self.text()
-
-    def __repr__(self) -> str:
-        return self.text()
-
-    def to_dict(self) -> dict:
-        return dict(
-            run=self.run,
-            healthy=self.healthy,
-            blamed=self.blamed.name if self.blamed else None,
-            next_step=self.next_step(),
-            stages=[
-                dict(name=s.name, ok=s.ok, checks=[dataclasses.asdict(c) for c in s.checks])
-                for s in self.stages
-            ],
-        )
-
-# %% ../nbs/17_doctor.ipynb 7
+# %% ../nbs/17_doctor.ipynb 6
 def _series(df: pd.DataFrame, key: str) -> pd.Series:
     "Column `key` as numbers without its nulls (empty when the rows do not have it)."
     return (
@@ -206,7 +118,7 @@ def check_data(df: pd.DataFrame, cfg: Config, meta: dict, rejections: list) -> S
         )
     return s
 
-# %% ../nbs/17_doctor.ipynb 9
+# %% ../nbs/17_doctor.ipynb 8
 # p95 version lag an algorithm tolerates when criteria.max_version_lag_p95 is unset
 LAG_TOLERANCE = {"ppo": 2, "impala": 4}
 # share of segments dropped as stale that wastes too much sampling
@@ -243,11 +155,8 @@ def _criterion_check(df: pd.DataFrame, cfg: Config, stage: str) -> list[Check]:
 def check_versions(df: pd.DataFrame, cfg: Config, meta: dict, rejections: list) -> Stage:
     """Stage 2: does every worker act with a policy version inside the tolerated lag, without
     wasting its samples?"""
-    s, a, sy = (
-        Stage("versions", "do workers act with a recent enough policy?"),
-        cfg.algo.name,
-        cfg.sync,
-    )
+    s = Stage("versions", "do workers act with a recent enough policy?")
+    a, sy = cfg.algo.name, cfg.sync
     counts = [int(_series(df, c).sum()) for c in LAG_COLS]
     tol = (
         cfg.criteria.max_version_lag_p95
@@ -315,10 +224,23 @@ def check_versions(df: pd.DataFrame, cfg: Config, meta: dict, rejections: list) 
                 f"one the learner's weights reach from the same start (state_drift_p95)",
             )
         )
+    switches = int(_last(df, "fallback_switches", 0) or 0)
+    if switches:  # the staleness fallback took over at times
+        on = bool(_last(df, "fallback_active", 0))
+        s.checks.append(
+            Check(
+                "staleness fallback",
+                f"sync.fallback = {sy.fallback} switched {switches} times; "
+                f"{'on' if on else 'off'} at the end",
+                not on,
+                f"the lag of arriving segments stayed above sync.max_staleness "
+                f"({sy.max_staleness}): fewer workers, a smaller channel.capacity, or a faster link.",
+            )
+        )
     s.checks += _criterion_check(df, cfg, "versions")
     return s
 
-# %% ../nbs/17_doctor.ipynb 11
+# %% ../nbs/17_doctor.ipynb 10
 # the doctor's rules of thumb
 THROTTLED_MAX, LEARNER_BOUND, STARVED_WAIT, CODEC_SHARE_MAX = 0.5, 0.8, 0.5, 0.25
 
@@ -435,7 +357,7 @@ def memory_checks(df: pd.DataFrame) -> list:
         for g in memory_growth(df)
     ]
 
-# %% ../nbs/17_doctor.ipynb 15
+# %% ../nbs/17_doctor.ipynb 14
 # median approx KL per update; entropy left of its start; return gain
 KL_MAX, ENTROPY_COLLAPSE, MIN_PROGRESS = 0.05, 0.05, 0.25
 
@@ -470,18 +392,17 @@ def check_algorithm(df: pd.DataFrame, cfg: Config, meta: dict, rejections: list)
                 )
             )
     skipped = int(_last(df, "skipped_updates", 0) or 0)
-    drilled = [f for f in meta.get("faults_fired", []) if f.get("fault") == "nan_grad"]
+    drilled = any(f.get("fault") == "nan_grad" for f in meta.get("faults_fired", []))
     if skipped:
+        why = f"{skipped} optimizer steps skipped for a non-finite gradient (the weights kept)"
         s.checks.append(
             Check(
                 "skipped updates",
-                f"{skipped} optimizer steps skipped for a non-finite gradient (the weights kept)"
-                + (" during the nan_grad drill" if drilled else ""),
-                bool(drilled),
-                f"find what made the loss NaN or Inf: rewards or observations out of range, "
-                f"bf16 overflow (algo.bf16={algo.bf16}), too high a learning rate (now "
-                f"{algo.lr:g}); after algo.max_skipped_updates ({algo.max_skipped_updates}) in a "
-                f"row the run stops.",
+                why + (" during the nan_grad drill" if drilled else ""),
+                drilled,
+                f"find what made the loss NaN or Inf: rewards or observations out of range, bf16 "
+                f"overflow (algo.bf16={algo.bf16}), too high an algo.lr ({algo.lr:g}); after "
+                f"algo.max_skipped_updates ({algo.max_skipped_updates}) in a row the run stops.",
             )
         )
     ret = _series(df, "episode_return_mean")
@@ -558,7 +479,7 @@ def diagnose(
         ],
     )
 
-# %% ../nbs/17_doctor.ipynb 17
+# %% ../nbs/17_doctor.ipynb 16
 class RunDirError(ValueError):
     "A path that is not a readable run directory (the CLI prints it in one paragraph, exit 2)."
 

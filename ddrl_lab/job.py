@@ -36,7 +36,8 @@ from .numerics import resolve_device
 from .numerics import choose_numerics, compute_info
 from .loops.base import Ledger, Loop
 from .criteria import CriteriaCheck
-from .doctor import Diagnosis, diagnose
+from .diagnosis import Diagnosis
+from .doctor import diagnose
 from .episodes import record_episode
 from .metrics import MetricsLog, RowBuilder, TensorBoardLog, json_safe, read_metrics
 from .report import write_report

@@ -105,6 +105,7 @@ class Learner:
         self.group_mean = None
         self.opt_steps = 0  # optimizer steps taken (drives the warmup)
         self.delay_s = 0.0  # fault drill: added latency per update
+        self.correct_off_policy = False  # this update's (the staleness fallback's `off-policy`)
         self.env_steps = 0  # env steps consumed (accepted)
         self.rejected = Counter()  # worker_id -> rejected segments
         self.rejections = deque(maxlen=100)  # provenance of the latest rejections
@@ -315,14 +316,16 @@ def update(
     *segments,
     max_staleness: Optional[int] = None,
     version_floor: Optional[int] = None,
+    off_policy: bool = False,
 ) -> dict:
     """Decode and validate `segments` (`None`s, already rejected by their workers, are skipped),
-    drop those
-    staler than `max_staleness`, train on the rest. `version_floor` (the last version the driver
-    saw) keeps
-    versions monotonic after this learner was restarted from an older checkpoint."""
+    drop those staler than `max_staleness`, train on the rest (`off_policy`: corrected for the
+    policy that acted, where the algorithm knows how: the staleness fallback). `version_floor`
+    (the last version the driver saw) keeps versions monotonic after this learner was restarted
+    from an older checkpoint."""
     if version_floor is not None:
         self.version = max(self.version, version_floor)
+    self.correct_off_policy = off_policy
     if self.delay_s:
         time.sleep(self.delay_s)
     info, good = self._intake(segments, max_staleness)

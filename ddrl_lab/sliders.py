@@ -41,14 +41,16 @@ def slider_bounds(name: str, spec: dict) -> dict:
 
 def knob_slider(name: str, spec: dict) -> W.ValueWidget:
     """An IntSlider, FloatSlider or FloatLogSlider over the knob's range, set to its value; it
-    reports on release."""
-    b = slider_bounds(name, spec)
+    reports on release. A knob with named values (`sync.fallback`) is a Dropdown of them."""
     kw = dict(
         description=name,
-        continuous_update=False,
         style={"description_width": "110px"},
         layout=W.Layout(width="360px"),
     )
+    if spec["type"] == "choice":
+        return W.Dropdown(options=spec["choices"], value=spec["value"], **kw)
+    b = slider_bounds(name, spec)
+    kw["continuous_update"] = False
     if spec["type"] == "int":
         return W.IntSlider(value=int(spec["value"]), min=b["min"], max=b["max"], step=1, **kw)
     if b["log"]:

@@ -230,6 +230,12 @@ def check_supported(cfg: Config) -> None:
     problems += loop.problems(cfg)  # what the topology's loop cannot run
     if not loop.uses_channel:
         problems += unused_channel_settings(cfg, loop.name)
+    if cfg.sync.fallback != "none" and not loop.falls_back:
+        problems.append(
+            f"sync.fallback = {cfg.sync.fallback!r} switches the channel loop (sync.mode=async, one "
+            f"learner, no replay), but this config runs the {loop.name} loop: set "
+            f"sync.fallback=none."
+        )
     shards = cfg.replay.shards if cfg.replay.kind != "none" else 0
     for i, spec in enumerate(cfg.run.faults):
         try:
@@ -296,6 +302,7 @@ KNOB_KEYS = {
     "inference_batch": "topology.inference_batch",
     "inference_timeout_ms": "topology.inference_timeout_ms",
     "num_workers": "topology.num_workers",
+    "fallback": "sync.fallback",
 }
 
 
@@ -305,6 +312,8 @@ def knob_spec(cfg: Config, name: str, value) -> dict:
     section, _, key = KNOB_KEYS[name].partition(".")
     f = {f.name: f for f in dataclasses.fields(type(getattr(cfg, section)))}[key]
     m = f.metadata
+    if m.get("choices"):  # (a setting with named values: the dashboard shows a dropdown)
+        return dict(key=KNOB_KEYS[name], type="choice", choices=list(m["choices"]), value=value)
     return dict(
         key=KNOB_KEYS[name],
         type="int" if isinstance(f.default, int) and not isinstance(f.default, bool) else "float",

@@ -50,3 +50,41 @@ def test_bad_network_drills_are_refused_with_the_key():
         Job("cartpole-ppo", {"run.faults": ["10:net_bandwidth:0:0"]})
     with pytest.raises(ConfigError, match=r"the replay loop does not route its segments and weights"):
         Job("cartpole-dqn", {"run.faults": ["10:net_delay:*:0.1:5"]})
+
+
+FALLBACK_RUN = {"sync.mode": "async", "sync.max_staleness": 4, "sync.fallback_rows": 2, "run.runtime": "serial",
+                "run.total_env_steps": 90_000, "run.target_return": None, "run.log_interval_s": 0.25,
+                "run.faults": ["20000:net_delay:1:0.3:3"]}
+
+
+@pytest.mark.parametrize("fallback", ["sync", "off-policy"])
+def test_the_staleness_fallback_engages_under_a_slow_link_and_lets_go_after(fallback, tmp_path):
+    """PPO behind a channel, worker 1's link slowed by 0.3 s each way for 3 s: its segments arrive many versions old,
+    the p95 lag of what arrives passes `max_staleness` and the fallback takes over (`sync`: rounds, nothing stale;
+    `off-policy`: V-trace-corrected, nothing dropped); after the drill the lag comes back under and it lets go."""
+    job = Job("cartpole-ppo", {**FALLBACK_RUN, "sync.fallback": fallback, "run.out": str(tmp_path)}).start().wait()
+    assert job.status == "finished", job.meta.get("error")
+    before, during, after = _phases(job, 3.0)
+    df = job.metrics()
+    assert (before.fallback_active == 0).all() and (during.fallback_active == 1).any(), df[["time_s", "fallback_active"]]
+    assert df.fallback_active.iloc[-1] == 0 and (after.fallback_active.iloc[-3:] == 0).all()
+    switches = int(df.fallback_switches.iloc[-1])
+    assert switches >= 2 and switches % 2 == 0, switches
+    # a row's figures are of the interval before it, its fallback_active of the state after it
+    while_on = df[df.fallback_active.shift(1, fill_value=0) == 1]
+    if fallback == "off-policy":       # while it corrects, nothing is dropped for staleness
+        first_on = df[df.fallback_active == 1].dropped_stale.iloc[0]
+        assert while_on.dropped_stale.max() == first_on, while_on[["time_s", "dropped_stale"]]
+    else:                              # rounds: segments of the current version (outside them, one version old here)
+        assert while_on.lag_hist_0.sum() > 2 * before.lag_hist_0.iloc[1:].sum(), while_on[["time_s", "lag_hist_0"]]
+    from ddrl_lab.doctor import diagnose_run
+    versions = next(s for s in diagnose_run(job.run_dir).stages if s.name == "versions")
+    check = [c for c in versions.checks if c.name == "staleness fallback"]
+    assert check and check[0].ok and f"switched {switches} times" in check[0].figures, check
+
+
+def test_a_fallback_the_loop_cannot_run_is_refused():
+    with pytest.raises(ConfigError, match=r"sync.fallback = 'sync' switches the channel loop"):
+        Job("cartpole-ppo", {"sync.fallback": "sync"})
+    with pytest.raises(ConfigError, match=r"sync.fallback = 'off-policy' corrects an on-policy learner"):
+        Job("cartpole-impala", {"sync.fallback": "off-policy"})

@@ -94,3 +94,16 @@ def test_atari_study(tmp_path):
 
 def test_atari_study_rejects_a_bad_topology(tmp_path):
     rejects("atari", tmp_path, "topologies = ['impala-decoupld']: expected a non-empty list of", topologies=["impala-decoupld"])
+
+
+def test_staleness_study(tmp_path):
+    "The three fallbacks under one slow link, in-process with a short budget: three runs, the figures and the table."
+    text = execute("staleness", tmp_path, runtime="serial", total_env_steps=30_000, drill="8000:net_delay:1:0.3:1",
+                   fallback_rows=2, out=str(tmp_path / "runs"))
+    assert run_statuses(tmp_path / "runs") == {f"staleness-{fb}": "finished" for fb in ("none", "off-policy", "sync")}
+    assert "application/vnd.plotly.v1+json" in text and "fallback on" in text and "dropped_stale" in text
+
+
+def test_staleness_study_rejects_a_bad_fallback(tmp_path):
+    rejects("staleness", tmp_path, "sync.fallback = 'offpolicy': expected one of", fallbacks=["offpolicy"],
+            runtime="serial")

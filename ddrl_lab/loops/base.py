@@ -208,6 +208,7 @@ class Loop:
     uses_channel = False
     # whether its segments and weights travel through `links` (the network drills)
     shapes_network = False
+    falls_back = False  # whether it runs `sync.fallback` (loops.fallback)
     # whether sync.mode and sync.aggregation shape this loop (the topology chooser collapses them where not)
     reads_sync = True
 

@@ -12,6 +12,7 @@ from ..codecs import get_codec
 from ..config import Config
 from .base import Loop
 from ..runtime import ActorDied
+from .fallback import StalenessFallback
 from .network import Transit
 
 # %% auto 0
@@ -20,18 +21,17 @@ __all__ = ['ChannelLoop']
 # %% ../../nbs/11c_channel_loop.ipynb 4
 class ChannelLoop(Loop):
     """Decoupled through the channel (`sync.mode: async`, one learner, no replay): each worker has
-    at most one segment
-    in flight and is relaunched whenever the channel has room (`channel.capacity`, the high/low
-    watermarks); the
-    learner takes whatever the channel holds, up to one segment per worker, as soon as its last
-    update is done,
-    and drops segments more than `max_staleness` versions behind. The time workers are held back and
-    the learner's
-    wait for data are measured in the channel's books."""
+    at most one segment in flight and is relaunched whenever the channel has room
+    (`channel.capacity`, the high/low watermarks); the learner takes whatever the channel holds, up
+    to one segment per worker, as soon as its last update is done, and drops segments more than
+    `max_staleness` versions behind. The time workers are held back and the learner's wait for data
+    are measured in the channel's books. With `sync.fallback` it switches to off-policy correction or
+    to rounds while the lag stays too high (`loops.fallback`)."""
 
     name = "channel"
     uses_channel = True
     shapes_network = True
+    falls_back = True
 
     @classmethod
     def applies(cls, cfg: Config) -> bool:
@@ -43,11 +43,12 @@ class ChannelLoop(Loop):
             high_watermark=cfg.channel.high_watermark,
             low_watermark=cfg.channel.low_watermark,
             num_workers=cfg.topology.num_workers,
+            fallback=cfg.sync.fallback,
         )
 
     def __init__(self, job):
         super().__init__(job)
-        c = self.config.channel
+        c, s = self.config.channel, self.config.sync
         self.channel = Channel(
             c.capacity,
             c.high_watermark,
@@ -55,6 +56,8 @@ class ChannelLoop(Loop):
             None if c.max_mb is None else int(c.max_mb * 2**20),
         )
         self.codec = get_codec(c.codec)
+        self.fallback = StalenessFallback(s.fallback, s.max_staleness, s.fallback_rows)
+        self.arrival_lags: list = []  # of the segments that reached the learner since the last row
 
     def spawn(self, spaces, checkpoint_dir, force, gpus) -> None:
         self.learner = self.rt.spawn(
@@ -69,7 +72,38 @@ class ChannelLoop(Loop):
         self.spawn_runners()
 
     def row(self) -> dict:
-        return {k: v for k, v in self.channel.metrics().items() if not k.startswith("knob_")}
+        out = {k: v for k, v in self.channel.metrics().items() if not k.startswith("knob_")}
+        fb = self.fallback
+        fb.set(self.knobs["fallback"], self.knobs["max_staleness"])  # (both live knobs)
+        fb.observe(self.arrival_lags)
+        self.arrival_lags = []
+        return out | (fb.row() if fb.mode != "none" or fb.switches else {})
+
+    def relaunch(self, held: dict, pending: dict, weights, weights_due: dict) -> None:
+        """Every idle worker starts a segment with `weights` while the channel has room (once the
+        weights have reached it); the time one was held back is counted."""
+        ch = self.channel
+        for i, since in list(held.items()):
+            if self.weights_in_transit(i, weights_due):
+                continue
+            if not ch.reserve(timeout=0):
+                if since is None:
+                    held[i] = time.monotonic()
+                continue
+            if since is not None:
+                ch.note_throttled(time.monotonic() - since)
+            del held[i]
+            weights_due.pop(i, None)
+            meta, seg = self.rt.call(self.runners[i], "produce", weights, num_returns=2)
+            pending[meta] = (i, seg)
+
+    def next_batch(self, n: int, in_flight: bool) -> list:
+        """The learner's next batch: up to `n` segments; under the `sync` fallback the whole round,
+        once none of it is still being made or on the wire (`in_flight`)."""
+        if not self.fallback.engaged("sync"):
+            return self.channel.get(n, timeout=0)
+        ready = len(self.channel)
+        return self.channel.get(ready, timeout=0) if ready and not in_flight else []
 
     def run(self) -> None:
         rt, ch, job, led, n = self.rt, self.channel, self.job, self.ledger, len(self.runners)
@@ -92,20 +126,10 @@ class ChannelLoop(Loop):
                         pending.pop(ref)
                         ch.release()
                         led.lost(i)
-            # relaunch idle workers while there is room (and once the weights have reached them)
-            for i, since in list(held.items()):
-                if self.weights_in_transit(i, weights_due):
-                    continue
-                if not ch.reserve(timeout=0):
-                    if since is None:
-                        held[i] = time.monotonic()
-                    continue
-                if since is not None:
-                    ch.note_throttled(time.monotonic() - since)
-                del held[i]
-                weights_due.pop(i, None)
-                meta, seg = rt.call(self.runners[i], "produce", weights, num_returns=2)
-                pending[meta] = (i, seg)
+            # under the sync fallback, a new round only once the last one has been trained
+            round_open = pending or len(wire) or len(ch) or update is not None
+            if not (self.fallback.engaged("sync") and round_open):
+                self.relaunch(held, pending, weights, weights_due)
             done = set(
                 rt.first_ready(
                     list(pending) + ([update] if update is not None else []), timeout=0.02
@@ -139,21 +163,26 @@ class ChannelLoop(Loop):
                     info = None
                     led.lost_with_learner(n_batch)
                 update = None
-                if info is not None and job.trained(info):
-                    break
+                if info is not None:
+                    self.arrival_lags += info["version_lags"] + info["dropped_lags"]
+                    if job.trained(info):
+                        break
                 weights = rt.call(self.learner, "get_weights")
             if update is None:
-                batch = ch.get(n, timeout=0)
+                batch = self.next_batch(n, bool(pending or len(wire)))
                 if batch:
                     if idle_since is not None:
                         ch.note_consumer_wait(time.monotonic() - idle_since)
                         idle_since = None
+                    # the off-policy fallback: V-trace-corrected, nothing dropped for staleness
+                    off = self.fallback.engaged("off-policy")
                     update = rt.call(
                         self.learner,
                         "update",
                         *batch,
-                        max_staleness=self.knobs["max_staleness"],
+                        max_staleness=None if off else self.knobs["max_staleness"],
                         version_floor=led.rows.version,
+                        off_policy=off,
                     )
                     n_batch = len(batch)
                 # the learner waits for data
