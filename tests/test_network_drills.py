@@ -53,7 +53,7 @@ def test_bad_network_drills_are_refused_with_the_key():
 
 
 FALLBACK_RUN = {"sync.mode": "async", "sync.max_staleness": 4, "sync.fallback_rows": 2, "run.runtime": "serial",
-                "run.total_env_steps": 90_000, "run.target_return": None, "run.log_interval_s": 0.25,
+                "run.total_env_steps": 70_000, "run.target_return": None, "run.log_interval_s": 0.25,
                 "run.faults": ["20000:net_delay:1:0.3:3"]}
 
 
