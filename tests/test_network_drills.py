@@ -28,9 +28,11 @@ def test_net_delay_lengthens_the_barrier_round_by_the_round_trip(tmp_path):
                                "run.out": str(tmp_path)}).start().wait()
     assert job.status == "finished", job.meta.get("error")
     before, during, after = _phases(job, 2.0)
-    wait = lambda rows: float(np.median(rows.barrier_wait_ms))
-    # weights out and segments back, 0.2 s each way: the round waits for worker 1's round trip
-    assert wait(during) >= 350 > 10 * max(wait(before), 1.0), (wait(before), wait(during))
+    wait = lambda rows: float(np.median(rows.barrier_wait_ms.dropna()))
+    # weights out and segments back, 0.2 s each way: a round waits for worker 1's round trip (a row's figure is the
+    # mean of its rounds: a row that also holds an undelayed round shows less, so the longest one is compared)
+    longest = float(during.barrier_wait_ms.max())
+    assert longest >= 350 > 10 * max(wait(before), 1.0), (wait(before), during.barrier_wait_ms.tolist())
     assert wait(after) <= 2 * wait(before) + 5, (wait(before), wait(after))
 
 
