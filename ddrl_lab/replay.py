@@ -510,7 +510,8 @@ class PrioritizedSampler:
             raise ValueError(f"beta must be in [0, 1], got {value}")
         self._beta = float(value)
 
-    def _set(self, idx: np.ndarray, p_alpha) -> None:
+    def set_p_alpha(self, idx: np.ndarray, p_alpha) -> None:
+        "Set p^alpha of slots `idx` directly (items that move in with their priority)."
         self.priority.update(idx, p_alpha)
         if self.recency:
             self.tree.update(idx, self.priority.get(idx) * self.recency.weight[idx])
@@ -530,7 +531,7 @@ class PrioritizedSampler:
                 self.priority.update(idx, self.max_priority**self.alpha)
                 self.tree.set_all(self.priority.priorities * self.recency.weight)
                 return
-        self._set(idx, self.max_priority**self.alpha)
+        self.set_p_alpha(idx, self.max_priority**self.alpha)
 
     def sample(self, n: int) -> tuple[np.ndarray, dict]:
         "`n` slots and `info['weights']`, the normalized importance weights (float32)."
@@ -544,7 +545,7 @@ class PrioritizedSampler:
         if not np.isfinite(p).all():
             raise ValueError("TD errors must be finite")
         self.max_priority = max(self.max_priority, float(p.max(initial=0)))
-        self._set(np.asarray(indices, np.int64).reshape(-1), p**self.alpha)
+        self.set_p_alpha(np.asarray(indices, np.int64).reshape(-1), p**self.alpha)
 
     def resize(self, new_capacity: int, src: np.ndarray, dst: np.ndarray) -> None:
         "Follow a storage resize: the item at slot `src[k]` is now at `dst[k]`."

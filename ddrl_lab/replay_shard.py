@@ -5,7 +5,6 @@
 # %% ../nbs/04a_replay_shard.ipynb 2
 from __future__ import annotations
 
-import json
 import numbers
 import os
 import uuid
@@ -17,6 +16,7 @@ import numpy as np
 from fastcore.basics import patch
 
 from .codecs import Encoded, get_codec
+from .cold_replay import ColdTier
 from .nstep import nstep_items
 from ddrl_lab.replay import (
     FrameRing,
@@ -29,6 +29,7 @@ from ddrl_lab.replay import (
 )
 from .segments import Segment
 from .sequence_replay import SequenceCutter
+from .shard_state import load_shard_state, shard_state
 
 # %% auto 0
 __all__ = ['transitions', 'ReplayShard']
@@ -83,11 +84,6 @@ def _check_beta(beta) -> float:
         raise ValueError(f"replay knob beta must be a number in [0, 1], got {beta!r}")
     return float(beta)
 
-
-def _item(x):
-    "A plain Python value from a value of a `state_dict` (0-d arrays after `np.load`)."
-    return np.asarray(x).item()
-
 # %% ../nbs/04a_replay_shard.ipynb 14
 class ReplayShard:
     """One replay shard: segments in as n-step transitions, batches out with slots and tags,
@@ -113,6 +109,8 @@ class ReplayShard:
         sequence_length: Optional[int] = None,
         burn_in: int = 0,
         overlap: Optional[int] = None,
+        cold_capacity: int = 0,
+        cold_dir: Optional[str] = None,
     ):
         if kind not in ("prioritized", "uniform"):
             raise ValueError(f"replay kind must be 'prioritized' or 'uniform', got {kind!r}")
@@ -155,18 +153,28 @@ class ReplayShard:
         self.incarnation = uuid.uuid4().hex[:12]
         self.restored_from, self.restored_items, self.added_at_snapshot = None, 0, None
         self.snapshot_dir = Path(snapshot_dir) if snapshot_dir is not None else None
+        # the cold tier (`04d_cold_replay`): items leaving the ring, on disk, still sampled
+        self.cold = None
+        if cold_capacity:
+            if cold_dir is None:
+                raise ValueError(f"replay shard {self.shard_id}: cold_capacity needs a cold_dir")
+            cold_seed = None if seed is None else np.random.SeedSequence([seed, self.shard_id, 1])
+            self.cold = ColdTier(
+                cold_dir,
+                cold_capacity,
+                self._make_sampler(cold_capacity, cold_seed),
+                self.frame_fields,
+                frame_slots=self._cold_frame_slots,
+            )
         if self.snapshot_dir is not None:
             self._restore_newest()
 
-    def _make_sampler(self, capacity: int):
+    def _make_sampler(self, capacity: int, seed="shard"):
+        seed = self.seed if seed == "shard" else seed
         if self.kind == "uniform":
-            return UniformSampler(capacity, self.recency_half_life, seed=self.seed)
+            return UniformSampler(capacity, self.recency_half_life, seed=seed)
         return PrioritizedSampler(
-            capacity,
-            self.alpha,
-            self.beta,
-            recency_half_life=self.recency_half_life,
-            seed=self.seed,
+            capacity, self.alpha, self.beta, recency_half_life=self.recency_half_life, seed=seed
         )
 
     def __len__(self) -> int:
@@ -193,6 +201,7 @@ class ReplayShard:
             versions, cap = items.pop("policy_version"), self.storage.capacity
             # more items than slots: the ring overwrites the first ones at once
             for lo in range(0, len(versions), cap):
+                self._sink(len(versions[lo : lo + cap]))
                 idx = self.storage.add(
                     {k: v[lo : lo + cap] for k, v in items.items()}, versions[lo : lo + cap]
                 )
@@ -210,8 +219,10 @@ class ReplayShard:
         `shard_id`, `p_alpha`, and the shard's `mass`."""
         if len(self) == 0:
             raise ValueError(f"nothing to sample: replay shard {self.shard_id} is empty")
+        cold = self._cold_draw(int(n))
+        n = int(n) - len(cold["index"] if cold else ())
         if n > 0:
-            index, info = self.sampler.sample(int(n))
+            index, info = self.sampler.sample(n)
         else:
             index, info = np.zeros(0, np.int64), {"weights": np.zeros(0, np.float32)}
         out = self.storage.get(index)
@@ -221,13 +232,17 @@ class ReplayShard:
         out.update(
             index=index,
             weights=info["weights"],
-            shard_id=np.full(len(index), self.shard_id, np.int64),
             p_alpha=self.sampler.priority.get(index)
             if self.kind == "prioritized"
             else np.ones(len(index)),
+        )
+        if cold:
+            out = self._with_cold(out, cold)
+        out.update(
+            shard_id=np.full(len(out["index"]), self.shard_id, np.int64),
             mass=np.float64(self.mass()),
         )
-        self.sampled += len(index)
+        self.sampled += len(out["index"])
         self.last_versions = out["policy_version"]
         return out
 
@@ -245,9 +260,10 @@ class ReplayShard:
     def mass(self) -> float:
         """The total sampling mass: Σ p^α (times recency weights) for prioritized replay, the item
         count (or Σ recency weights) for uniform."""
+        cold = self.cold.mass() if self.cold is not None else 0.0
         if self.kind == "prioritized" or self.recency_half_life is not None:
-            return self.sampler.tree.total
-        return float(len(self))
+            return self.sampler.tree.total + cold
+        return float(len(self)) + cold
 
 # %% ../nbs/04a_replay_shard.ipynb 16
 @patch
@@ -268,12 +284,79 @@ def update_priorities(self: ReplayShard, index, insert_index, td_abs) -> int:
         raise ValueError("TD errors must be finite")
     held = (index >= 0) & (index < len(self))
     held[held] = self.storage.insert_index[index[held]] == insert_index[held]
-    self.stale_priority_updates += int(len(held) - held.sum())
     if held.any():
         self.sampler.update_priorities(index[held], td[held])
-    return int(held.sum())
+    updated = int(held.sum())
+    # a cold item's index is -1 - its slot in the cold tier
+    cold = index < 0
+    if self.cold is not None and cold.any():
+        updated += self.cold.update_priorities(-1 - index[cold], insert_index[cold], td[cold])
+    self.stale_priority_updates += len(index) - updated
+    return updated
 
 # %% ../nbs/04a_replay_shard.ipynb 18
+@patch
+def _sink(self: ReplayShard, m: int) -> None:
+    "Move the items the next `m` writes overwrite into the cold tier (nothing without one)."
+    if self.cold is None or m == 0:
+        return
+    st = self.storage
+    slots = (st.cursor + np.arange(m)) % st.capacity
+    self._sink_slots(slots[st.insert_index[slots] >= 0])
+
+
+@patch
+def _sink_slots(self: ReplayShard, slots: np.ndarray) -> None:
+    if self.cold is None or not len(slots):
+        return
+    items = self.storage.get(slots)
+    p_alpha = (
+        self.sampler.priority.get(slots) if self.kind == "prioritized" else np.ones(len(slots))
+    )
+    self.cold.sink(items, p_alpha, self.ring.get if self.ring is not None else None)
+
+
+@patch
+def _cold_frame_slots(self: ReplayShard) -> int:
+    """Frame slots for the cold tier: the frame numbers its items span, at the rate the ring has
+    put frames per item so far, a quarter more, and two segments' worth."""
+    per_item = self.ring.added / max(1, self.storage.added)
+    return int(self.cold.capacity * per_item * 5 / 4) + 2 * self._most
+
+
+@patch
+def _cold_draw(self: ReplayShard, n: int) -> Optional[dict]:
+    "The cold tier's part of a batch of `n` (None without a cold tier or cold mass)."
+    if self.cold is None or n <= 0:
+        return None
+    cold = self.cold.mass()
+    hot = self.mass() - cold
+    if cold <= 0:
+        return None
+    return self.cold.sample(int(self.cold.sampler.rng.binomial(n, cold / (hot + cold))))
+
+
+@patch
+def _with_cold(self: ReplayShard, hot: dict, cold: dict) -> dict:
+    "One batch of both tiers' items, prioritized weights normalised over both."
+    out = {k: np.concatenate([hot[k], cold[k]]) for k in cold}
+    if self.kind == "prioritized":
+        least = min(self.sampler.priority.min, self.cold.sampler.priority.min)
+        out["weights"] = ((out["p_alpha"] / least) ** -self.beta).astype(np.float32)
+    else:
+        out["weights"] = np.ones(len(out["index"]), np.float32)
+    return out
+
+
+@patch
+def hold_cold_writes(self: ReplayShard, seconds: float) -> bool:
+    "The `disk_full` drill: cold writes fail for `seconds`. False when the shard has no cold tier."
+    if self.cold is None:
+        return False
+    self.cold.guard.arm(seconds)
+    return True
+
+# %% ../nbs/04a_replay_shard.ipynb 20
 @patch
 def _frame_floor(self: ReplayShard) -> int:
     "The oldest frame number a held item uses (the ring's next number when no item is held)."
@@ -323,7 +406,7 @@ def _numbered(self: ReplayShard, seg: Segment) -> Segment:
             self.frame_ring_grows += 1
     return number_frames(seg, self.ring, self.tails)
 
-# %% ../nbs/04a_replay_shard.ipynb 20
+# %% ../nbs/04a_replay_shard.ipynb 22
 @patch
 def set_knobs(self: ReplayShard, **knobs) -> dict:
     """Change `capacity` (shrinking evicts the oldest items) and `beta`; all are checked before any
@@ -336,6 +419,8 @@ def set_knobs(self: ReplayShard, **knobs) -> dict:
     capacity = _check_capacity(knobs["capacity"]) if knobs.get("capacity") is not None else None
     beta = _check_beta(knobs["beta"]) if knobs.get("beta") is not None else None
     if capacity is not None and capacity != self.storage.capacity:
+        # the items a smaller ring leaves out go cold first
+        self._sink_slots(self.storage.oldest_first()[: max(0, len(self) - capacity)])
         src, dst = self.storage.resize(capacity)
         self.sampler.resize(capacity, src, dst)
         # keep the frames the items left use, in a ring sized for the new capacity
@@ -380,133 +465,27 @@ def metrics(self: ReplayShard, current_version: Optional[int] = None) -> dict:
         added_at_snapshot=self.added_at_snapshot,
         **{f"knob_{k}": v for k, v in self.knobs().items()},
     )
+    if self.cold is not None:
+        m.update(self.cold.metrics())
+        m["replay_cold_size"] = m["cold_items"] * self.steps_per_item
     if current_version is not None:
         m["replay_age_mean"] = replay_age_mean(current_version, self.last_versions)
     return m
 
-# %% ../nbs/04a_replay_shard.ipynb 22
+# %% ../nbs/04a_replay_shard.ipynb 24
 @patch
 def state_dict(self: ReplayShard) -> dict:
-    "Everything needed to continue, as NumPy arrays, numbers and strings only (filled slots only)."
-    st, n, smp = self.storage, len(self.storage), self.sampler
-    sd = dict(
-        kind=self.kind,
-        shard_id=self.shard_id,
-        alpha=self.alpha,
-        n_step=self.n_step,
-        gamma=self.gamma,
-        recency_half_life=np.nan if self.recency_half_life is None else self.recency_half_life,
-        beta=self.beta,
-        capacity=st.capacity,
-        cursor=st.cursor,
-        size=n,
-        added=st.added,
-        policy_version=st.policy_version[:n].copy(),
-        insert_index=st.insert_index[:n].copy(),
-        sampled=self.sampled,
-        stale_priority_updates=self.stale_priority_updates,
-        snapshots=self.snapshots,
-        rng=json.dumps(smp.rng.bit_generator.state),
-        sequences=self.cutter is not None,
-        steps_added=self.steps_added,
-    )
-    if self.cutter is not None:
-        sd.update({f"cutter.{k}": v for k, v in self.cutter.state_dict().items()})
-    sd.update({f"data.{k}": a[:n].copy() for k, a in st.data.items()})
-    if self.kind == "prioritized":
-        sd.update(p_alpha=smp.priority.priorities[:n].copy(), max_priority=smp.max_priority)
-    # the frames the held items use, oldest first
-    if self.ring is not None and self.ring.data is not None:
-        floor = self._frame_floor()
-        sd.update(
-            frames=self.ring.get(np.arange(floor, self.ring.added)),
-            frames_from=floor,
-            frame_slots=self.ring.slots,
-        )
-    if smp.recency is not None:
-        sd.update(
-            recency_weight=smp.recency.weight[:n].copy(),
-            recency_ref=np.nan if smp.recency.ref is None else smp.recency.ref,
-        )
-    return sd
+    "Everything needed to continue, as NumPy arrays, numbers and strings only (`04e_shard_state`)."
+    return shard_state(self)
 
 
 @patch
 def load_state_dict(self: ReplayShard, sd: Mapping) -> None:
     """Continue from `sd` (from `state_dict` or a snapshot file); its kind, n_step, gamma, alpha and
-    recency must be this shard's."""
-    mine = dict(
-        kind=self.kind,
-        n_step=self.n_step,
-        gamma=self.gamma,
-        alpha=self.alpha,
-        recency_half_life=np.nan if self.recency_half_life is None else self.recency_half_life,
-        sequences=self.cutter is not None,
-    )
-    for key, want in mine.items():
-        # (a snapshot from before sequence replay holds transitions)
-        got = _item(sd[key]) if key in sd else False
-        if not (got == want or (isinstance(want, float) and np.isnan(want) and np.isnan(got))):
-            raise ValueError(
-                f"cannot restore replay shard {self.shard_id}: the state has {key} = "
-                f"{got!r}, this shard {want!r}"
-            )
-    capacity, n = int(_item(sd["capacity"])), int(_item(sd["size"]))
-    storage = RingStorage(capacity)
-    for k in (k for k in sd if k.startswith("data.")):
-        a = np.asarray(sd[k])
-        storage.data[k[len("data.") :]] = np.empty((capacity, *a.shape[1:]), a.dtype)
-        storage.data[k[len("data.") :]][:n] = a
-    storage.policy_version[:n], storage.insert_index[:n] = sd["policy_version"], sd["insert_index"]
-    storage.cursor, storage.size, storage.added = (
-        int(_item(sd["cursor"])),
-        n,
-        int(_item(sd["added"])),
-    )
-    self.beta = float(_item(sd["beta"]))
-    sampler = self._make_sampler(capacity)
-    weight = np.ones(capacity)
-    if sampler.recency is not None:
-        sampler.recency.weight[:n] = sd["recency_weight"]
-        ref = float(_item(sd["recency_ref"]))
-        sampler.recency.ref = None if np.isnan(ref) else ref
-        weight = sampler.recency.weight
-    if self.kind == "prioritized":
-        p_alpha = np.zeros(capacity)
-        p_alpha[:n] = sd["p_alpha"]
-        sampler.priority.set_all(p_alpha)
-        if sampler.recency is not None:
-            sampler.tree.set_all(p_alpha * weight)
-        sampler.max_priority = float(_item(sd["max_priority"]))
-    else:
-        sampler.size = n
-        if sampler.recency is not None:
-            sampler.tree.set_all(weight)
-    sampler.rng.bit_generator.state = json.loads(_item(sd["rng"]))
-    ring = None
-    if "frames" in sd:
-        if self.frames is False:
-            raise ValueError(
-                f"cannot restore replay shard {self.shard_id}: "
-                f"the state holds frames, this shard stores "
-                f"whole observations"
-            )
-        ring = FrameRing(int(_item(sd["frame_slots"])))
-        ring.added = int(_item(sd["frames_from"]))
-        ring.put(np.asarray(sd["frames"]))
-    if ring is not None or n:
-        self.frames = ring is not None
-    if self.cutter is not None:
-        cut = {k[len("cutter.") :]: v for k, v in sd.items() if k.startswith("cutter.")}
-        self.cutter.load_state_dict(cut)
-    self.storage, self.sampler, self.ring, self.tails = storage, sampler, ring, {}
-    self.sampled, self.stale_priority_updates, self.snapshots = (
-        int(_item(sd[k])) for k in ("sampled", "stale_priority_updates", "snapshots")
-    )
-    # (a snapshot from before this counter: one step per item)
-    self.steps_added = int(_item(sd.get("steps_added", storage.added)))
+    recency must be this shard's (`04e_shard_state`)."""
+    load_shard_state(self, sd)
 
-# %% ../nbs/04a_replay_shard.ipynb 24
+# %% ../nbs/04a_replay_shard.ipynb 26
 @patch
 def _snapshot_files(self: ReplayShard) -> list[Path]:
     "This shard's snapshot files, oldest first."

@@ -11,7 +11,7 @@ from typing import Optional
 import numpy as np
 
 # %% auto 0
-__all__ = ['Segment', 'random_segment', 'validate_segment', 'concat_segments']
+__all__ = ['Segment', 'random_segment', 'frame_segments', 'validate_segment', 'concat_segments']
 
 # %% ../nbs/02_segments.ipynb 4
 @dataclass
@@ -73,6 +73,45 @@ def random_segment(T=4, M=2, obs_dim=3, version=0, worker_id=0, seq=0, seed=0) -
         seq=seq,
         env_ids=tuple(range(worker_id * M, (worker_id + 1) * M)),
     )
+
+
+def frame_segments(n: int, T: int = 6, M: int = 3, S: int = 4, seed: int = 0, env_ids=True):
+    """Segments of M simulated Atari-like envs: stacks of S 12×12 frames, resets that repeat the
+    first frame, random ends."""
+    rng = np.random.default_rng(seed)
+    new = lambda: rng.integers(0, 256, (12, 12), np.uint8)
+    stacks = [[new()] * S for _ in range(M)]
+    for q in range(n):
+        obs, te, tr = (
+            np.zeros((T, M, S, 12, 12), np.uint8),
+            rng.random((T, M)) < 0.08,
+            np.zeros((T, M), bool),
+        )
+        tr = (rng.random((T, M)) < 0.08) & ~te
+        fi, fo = [], []
+        for t in range(T):
+            for m in range(M):
+                obs[t, m] = np.stack(stacks[m])
+                moved_on = stacks[m][1:] + [new()]
+                if tr[t, m]:
+                    fi.append(t * M + m)
+                    fo.append(np.stack(moved_on))
+                stacks[m] = [new()] * S if te[t, m] or tr[t, m] else moved_on
+        yield Segment(
+            obs=obs,
+            actions=rng.integers(0, 6, (T, M)),
+            logp=np.zeros((T, M), np.float32),
+            rewards=rng.normal(size=(T, M)).astype(np.float32),
+            terminated=te,
+            truncated=tr,
+            next_obs=np.stack([np.stack(s) for s in stacks]),
+            final_obs=np.array(fo, np.uint8).reshape(-1, S, 12, 12),
+            final_index=np.array(fi, np.int64),
+            policy_version=q,
+            worker_id=0,
+            seq=q,
+            env_ids=tuple(range(M)) if env_ids else (),
+        )
 
 # %% ../nbs/02_segments.ipynb 9
 def _where(seg: Segment, name: str, bad: np.ndarray) -> str:

@@ -12,7 +12,8 @@ from typing import Mapping, Optional, Sequence
 import numpy as np
 
 from .replay import PrioritizedSampler
-from .replay_shard import _check_beta, _item
+from .replay_shard import _check_beta
+from .shard_state import _item
 
 # %% auto 0
 __all__ = ['allocate', 'ShardBalancer', 'merge_samples', 'sampling_tv_distance', 'stale_mass_experiment']
