@@ -17,7 +17,7 @@ from fastcore.basics import patch
 from .run_dir import DiskGuard
 
 # %% auto 0
-__all__ = ['TIER_TAGS', 'cold_dir_problem', 'shard_cold_dir', 'ColdTier']
+__all__ = ['TIER_TAGS', 'cold_dir_problem', 'cold_problems', 'shard_cold_dir', 'ColdTier']
 
 # %% ../nbs/04d_cold_replay.ipynb 6
 def cold_dir_problem(path) -> Optional[str]:
@@ -32,9 +32,29 @@ def cold_dir_problem(path) -> Optional[str]:
         return (
             f"replay.cold_dir {str(path)!r} is not a folder this process can write to "
             f"({e.strerror or e}): expected a writable folder for the cold replay tier, or leave "
-            f"it empty to keep the tier in the run directory."
+            f"it unset to keep the tier in the run directory."
         )
     return None
+
+
+def cold_problems(cfg, loop_name: str) -> list[str]:
+    "What stops `cfg`'s cold tier: a loop without replay shards, a folder that cannot be written."
+    r = cfg.replay
+    if not r.cold_capacity:
+        return []
+    if loop_name != "replay":
+        return [
+            f"replay.cold_capacity = {r.cold_capacity} gives the replay loop's shards a cold tier "
+            f"(an off-policy job, co-located or decoupled), but this config runs the {loop_name} "
+            f"loop: set replay.cold_capacity=0."
+        ]
+    if r.cold_capacity < r.shards:
+        return [
+            f"replay.cold_capacity = {r.cold_capacity} is less than one transition for each of "
+            f"replay.shards = {r.shards}: give at least that many, or 0 for no cold tier."
+        ]
+    problem = cold_dir_problem(r.cold_dir) if r.cold_dir else None
+    return [problem] if problem else []
 
 
 def shard_cold_dir(cold_dir: Optional[str], run_dir: Path, shard: int) -> str:
@@ -78,6 +98,7 @@ class ColdTier:
         self.write_failures = 0  # items that could not be written
         self.sampled = 0
         self.redrawn = 0  # draws of a slot that no longer held a whole item
+        self.restored_items = 0  # items taken back from the files at the last restore
         self.data: dict[str, np.ndarray] = {}  # field (and tag) -> memory map
         self.frames: Optional[np.ndarray] = None
         self.frame_numbers: Optional[np.ndarray] = None
@@ -232,6 +253,7 @@ def metrics(self: ColdTier) -> dict:
         cold_sampled=self.sampled,
         cold_redrawn=self.redrawn,
         cold_write_failures=self.write_failures,
+        cold_restored_items=self.restored_items,
         cold_bytes=sum(p.stat().st_size for p in files if p.exists()),
     )
 
@@ -298,6 +320,7 @@ def load_state_dict(self: ColdTier, sd) -> None:
         return
     valid = np.asarray(self.data["insert_index"]) == np.asarray(sd["cold.insert_index"])
     self.data["insert_index"][~valid] = -1
+    self.restored_items = int((valid & (np.asarray(self.data["insert_index"]) >= 0)).sum())
     smp = self.sampler
     smp.rng.bit_generator.state = json.loads(np.asarray(sd["cold.rng"]).item())
     weight = valid.astype(np.float64)

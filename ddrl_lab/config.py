@@ -247,6 +247,9 @@ class ReplayConfig:
     sequence_length: int = setting(40, lo=1)
     # R2D2: steps neighbouring sequences share (None: algo.burn_in)
     overlap: Optional[int] = setting(None, lo=0)
+    # items leaving a shard's ring sink to disk, still sampled (`04d`); all shards, 0: off
+    cold_capacity: int = setting(0, lo=0)
+    cold_dir: Optional[str] = None  # the cold tier's folder; None: in the run directory
 
 
 @dataclass

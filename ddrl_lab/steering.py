@@ -119,7 +119,8 @@ class Steering:
         loss makes it): its optimizer skips those steps and counts them (`skipped_updates`); after
         `algo.max_skipped_updates` in a row the run stops with a checkpoint;
         - `disk_full`: for `seconds`, nothing can be written to the run directory (rows wait,
-        checkpoints retry).
+        checkpoints retry) and replay shards' cold tiers fail every write (`cold_write_failures`)
+        and run hot-only.
         Restarts, lost segments and failed writes are counted in the books and the metrics. An index
         that names no
         worker, shard or learner of this job is refused with a `ValueError` naming the range (as
@@ -140,6 +141,7 @@ class Steering:
             self._shape_network(fault, worker, seconds, for_s, bytes_per_s)
         elif fault == "disk_full":
             self._disk_guard.arm(seconds)
+            self.loop.disk_full(seconds)
         else:
             self.loop.strike(fault, worker, seconds)
 

@@ -9,6 +9,7 @@ import dataclasses
 from typing import Optional
 
 import ddrl_lab
+from .cold_replay import cold_problems
 from .config import ChannelConfig, Config, ConfigError, EnvConfig, load_config
 from .loops.barrier import BarrierLoop
 from .loops.central import CentralLoop
@@ -236,6 +237,7 @@ def check_supported(cfg: Config) -> None:
             f"learner, no replay), but this config runs the {loop.name} loop: set "
             f"sync.fallback=none."
         )
+    problems += cold_problems(cfg, loop.name)
     shards = cfg.replay.shards if cfg.replay.kind != "none" else 0
     for i, spec in enumerate(cfg.run.faults):
         try:

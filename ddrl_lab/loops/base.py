@@ -389,6 +389,9 @@ class Loop:
         while len(self.runners) > n:
             self.rt.kill(self.runners.pop())
 
+    def disk_full(self, seconds: float) -> None:
+        "What the `disk_full` drill reaches besides the run directory (a loop with replay: its cold tiers)."
+
     def strike(self, fault: str, index: int, seconds: float) -> None:
         """Fault drill `fault` on component `index` of this loop (checked by `drill_problem` first;
         see `Job.inject`)."""

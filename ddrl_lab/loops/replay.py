@@ -14,6 +14,7 @@ from ..config import Config
 from .base import Loop, share
 from ..ratelimit import RateLimiter
 from ..replay import route
+from ..cold_replay import shard_cold_dir
 from ..replay_shard import ReplayShard
 from ..sequence_replay import replay_items, shard_sequences
 from ..shard_sampling import ShardBalancer
@@ -92,6 +93,8 @@ class ReplayLoop(Loop):
                 seed=c.run.seed * 1000 + s,
                 snapshot_dir=str(self.job.run_dir / "replay" / f"shard-{s}"),
                 codec=c.channel.codec,
+                cold_capacity=share(replay_items(c, r.cold_capacity), S, s),
+                cold_dir=shard_cold_dir(r.cold_dir, self.job.run_dir, s),
                 **shard_sequences(c),
                 num_cpus=0.5,
                 restartable=True,
@@ -103,6 +106,11 @@ class ReplayLoop(Loop):
     def shard_capacity(self, steps: int, s: int) -> int:
         "Shard `s`'s share of a replay of `steps` env steps, in its items (R2D2: sequences)."
         return share(replay_items(self.config, steps), self.config.replay.shards, s)
+
+    def disk_full(self, seconds: float) -> None:
+        "The `disk_full` drill reaches the shards' cold tiers: their writes fail for `seconds`."
+        for sh in self.shards:
+            self.rt.call(sh, "hold_cold_writes", seconds)
 
     def apply(self, changed: dict, learner_knobs: tuple) -> None:
         super().apply(changed, learner_knobs)
@@ -266,6 +274,7 @@ def books_at_end(self: ReplayLoop) -> None:
                 "added_at_snapshot",
             )
         }
+        | {k: v for k, v in m.items() if k.startswith(("cold_", "replay_cold"))}
         for m in ms
     ]
 
@@ -296,7 +305,13 @@ def row(self: ReplayLoop) -> dict:
     except Exception:
         return {}
     self.note_restarts(ms)
-    return dict(
+    cold = {}
+    if self.config.replay.cold_capacity:
+        cold = dict(
+            replay_cold_size=sum(m.get("replay_cold_size", 0) for m in ms),
+            cold_write_failures=sum(m.get("cold_write_failures", 0) for m in ms),
+        )
+    return cold | dict(
         replay_size=sum(m["replay_size"] for m in ms),
         replay_capacity=sum(m["replay_capacity"] for m in ms),
         replay_bytes=sum(m["replay_bytes"] for m in ms),
