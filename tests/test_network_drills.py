@@ -2,7 +2,8 @@
 on their way back (`loops.network`), while the worker and the learner compute as fast as ever. Under the barrier
 the round time grows by the round trip and comes back after the drill; behind a channel the learner goes on with
 the other worker's data, so the delayed worker's segments arrive many versions old: the version lag rises during
-the drill and falls back after. Bad input is refused with the key."""
+the drill and falls back after; with every link slowed, the channel drains, the learner waits and the workers are
+throttled while it lasts. Bad input is refused with the key."""
 import numpy as np
 import pytest
 
@@ -45,6 +46,25 @@ def test_net_delay_on_one_worker_raises_the_version_lag_behind_a_channel(tmp_pat
     lag = lambda rows: int(rows.version_lag_max.max())
     assert lag(during) >= max(10, 5 * lag(before)), (lag(before), lag(during))
     assert lag(after) <= lag(before) + 2, (lag(before), lag(after))
+
+
+def test_net_delay_on_every_link_drains_the_channel_and_starves_the_learner(tmp_path):
+    """Both workers' links slowed (`*`) for 2 s, a channel of 2 slots: the segments' slots are held on the wire, so the
+    channel holds none, the learner waits for data and the workers are throttled; before and after, neither happens."""
+    job = Job("cartpole-impala", {"run.runtime": "serial", "run.total_env_steps": 80_000, "run.target_return": None,
+                                  "sync.max_staleness": 1000, "channel.capacity": 2, "run.log_interval_s": 0.25,
+                                  "run.faults": ["20000:net_delay:*:0.2:2"], "run.out": str(tmp_path)}).start().wait()
+    assert job.status == "finished", job.meta.get("error")
+    before, during, after = _phases(job, 2.0)
+    grew = lambda rows, key: float(rows[key].iloc[-1] - rows[key].iloc[0])
+    assert before.channel_items.min() >= 1 and (during.channel_items == 0).mean() >= 0.5, during.channel_items.tolist()
+    assert (during.channel_reserved == 2).mean() >= 0.5, during.channel_reserved.tolist()   # the two on the wire
+    span = float(during.time_s.iloc[-1] - during.time_s.iloc[0])
+    assert grew(during, "consumer_wait_s") >= 0.5 * span and grew(before, "consumer_wait_s") < 0.1, (
+        before.consumer_wait_s.tolist(), during.consumer_wait_s.tolist())
+    assert grew(during, "throttle_events") > 0 and grew(before, "throttle_events") == 0
+    assert grew(after, "consumer_wait_s") < 0.1 and grew(after, "throttle_events") == 0
+    assert after.channel_items.min() >= 1
 
 
 def test_bad_network_drills_are_refused_with_the_key():
