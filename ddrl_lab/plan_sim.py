@@ -269,6 +269,8 @@ def channel(sim: Sim, books: _Books, spec: ChannelSpec):
             if spec.max_staleness is not None:
                 books.dropped += sum(lag > spec.max_staleness for lag in lags)
                 lags = [lag for lag in lags if lag <= spec.max_staleness]
+            if not lags:  # all of them too stale: no update
+                continue
             yield books.update(len(lags), lags) + len(batch) * c.driver_s
             books.version += 1
 
