@@ -271,7 +271,7 @@ def run_job_for(preset: str, overrides: dict, seconds: float, start_timeout: flo
         job = Job(
             preset,
             {**overrides, "run.out": out, "run.total_env_steps": 10**12, "run.target_return": None},
-            name=f"bench-{preset}",
+            name=f"bench-{preset if isinstance(preset, str) else 'config'}",
         )
         job.start()
         try:

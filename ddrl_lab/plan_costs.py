@@ -18,10 +18,11 @@ from .plan_sim import PROFILES, ChannelSpec, Costs, Network, Scale, simulate
 from .records import flat_config
 
 # %% auto 0
-__all__ = ['CALIBRATED', 'calibrated_keys', 'Calibration', 'calibrate', 'network_of', 'check_plan', 'plan', 'format_plan']
+__all__ = ['CALIBRATED', 'calibrated_keys', 'Calibration', 'ray_call_s', 'driver_s_per_segment', 'calibrate', 'network_of',
+           'check_plan', 'plan', 'format_plan']
 
 # %% ../nbs/18a_plan_costs.ipynb 5
-CALIBRATED = ("env.", "algo.", "channel.codec", "topology.device")
+CALIBRATED = ("env.", "algo.", "channel.codec", "topology.device", "run.runtime")
 
 
 def calibrated_keys(cfg: Config) -> dict:
@@ -75,9 +76,43 @@ def _median_s(fn, repeats: int) -> float:
     return statistics.median(times)
 
 
-def calibrate(cfg: Config, repeats: int = 5) -> Calibration:
+def ray_call_s(weights: dict, repeats: int) -> float:
+    """The round trip of a call to a Ray actor that takes the weights and returns them (on the
+    cluster this process is joined to, or a local one it starts and stops)."""
+    import ray
+
+    started = not ray.is_initialized()
+    if started:
+        ray.init(include_dashboard=False, log_to_driver=False, configure_logging=False)
+    try:
+        echo = ray.remote(num_cpus=0)(_Echo).remote()
+        ray.get(echo.back.remote(weights))
+        return _median_s(lambda: ray.get(echo.back.remote(weights)), repeats)
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def driver_s_per_segment(cfg: Config, seconds: float = 5.0) -> float:
+    """The driver's CPU seconds per segment while `cfg` runs on Ray with one worker (`bench driver`'s
+    measure: all of this process's CPU over the segments, an upper bound)."""
+    from ddrl_lab.bench import run_job_for
+
+    r = run_job_for(
+        cfg, {"run.runtime": "ray", "topology.num_workers": 1, "run.record_episode": 0}, seconds
+    )
+    return r["driver_cpu_s"] / max(1, r["produced_segments"])
+
+
+class _Echo:
+    def back(self, x):
+        return x
+
+
+def calibrate(cfg: Config, repeats: int = 9) -> Calibration:
     """Unit costs of `cfg` measured in this process (one torch thread): a segment sampled and encoded,
-    an update on one and on two segments, the bytes of a segment and of the weights."""
+    an update on one and on two segments, the bytes of a segment and of the weights, and on Ray
+    (`run.runtime: ray`) a remote call's round trip with the weights."""
     if cfg.algo.name == "dqn":
         raise ValueError(
             "algo.name = 'dqn': the planner does not model replay yet (barrier and channel "
@@ -92,8 +127,12 @@ def calibrate(cfg: Config, repeats: int = 5) -> Calibration:
 
     runner, weights = EnvRunner(cfg, 0), fixed_weights(cfg)
     try:
-        made = [runner.produce(weights) for _ in range(4)]  # (the first one warms up)
-        sample_s = _median_s(lambda: made.append(runner.produce(weights)), repeats)
+        # each segment with new weights, as a running job sends them (the first one warms up)
+        fresh = lambda: {**weights, "version": len(made) + 1}
+        made = []
+        for _ in range(4):
+            made.append(runner.produce(fresh()))
+        sample_s = _median_s(lambda: made.append(runner.produce(fresh())), repeats)
     finally:
         runner.close()
     segments = [seg for _, seg in made if seg is not None]
@@ -102,6 +141,10 @@ def calibrate(cfg: Config, repeats: int = 5) -> Calibration:
     one = _median_s(lambda: learner.update(segments[1]), repeats)
     two = _median_s(lambda: learner.update(segments[2], segments[3]), repeats)
     per_segment = max(two - one, 0.0)
+    call_s = driver_s = 0.0
+    if cfg.run.runtime == "ray":
+        call_s = ray_call_s(weights, repeats * 20)
+        driver_s = driver_s_per_segment(cfg)
     costs = Costs(
         sample_s=sample_s,
         update_s=per_segment,
@@ -109,6 +152,8 @@ def calibrate(cfg: Config, repeats: int = 5) -> Calibration:
         segment_bytes=int(made[-1][0]["nbytes"]),
         weight_bytes=len(pickle.dumps(learner.get_weights(), protocol=5)),
         steps_per_segment=cfg.algo.segment_length * cfg.env.num_envs,
+        call_s=call_s,
+        driver_s=driver_s,
     )
     return Calibration(calibrated_keys(cfg), machine_info(), costs, utc_now())
 
@@ -133,9 +178,14 @@ def check_plan(workers, network) -> Network:
 
 
 def plan(
-    cfg: Config, workers, network="loopback", calibration: Optional[Calibration] = None
+    cfg: Config,
+    workers,
+    network="loopback",
+    calibration: Optional[Calibration] = None,
+    cores: Optional[int] = None,
 ) -> list:
-    "Rows of predictions: each topology the config could run, at each worker count."
+    """Rows of predictions: each topology the config could run, at each worker count (`cores`: the
+    CPUs they share; None: one each)."""
     net = check_plan(workers, network)
     if calibration is None:
         calibration = calibrate(cfg)
@@ -145,7 +195,7 @@ def plan(
     rows = []
     for topology in ("barrier", "channel"):
         for n in workers:
-            p = simulate(topology, calibration.costs, Scale(n, net), spec)
+            p = simulate(topology, calibration.costs, Scale(n, net, cores=cores), spec)
             rows.append(
                 dict(
                     topology=topology,

@@ -107,6 +107,7 @@ class Costs:
     segment_bytes: int = 0
     weight_bytes: int = 0
     steps_per_segment: int = 128  # env steps (segment_length x num_envs)
+    call_s: float = 0.0  # one remote call's round trip (Ray; 0 in one process)
 
 
 @dataclasses.dataclass
@@ -117,6 +118,7 @@ class Scale:
     network: Network = PROFILES["loopback"]
     spread: float = 0.0  # sigma of each worker's log-normal speed factor (0: identical)
     seed: int = 0
+    cores: Optional[int] = None  # CPU cores the workers and the learner share (None: one each)
 
 
 @dataclasses.dataclass
@@ -145,13 +147,38 @@ class _Books:
         self.lags: list = []
         self.fill_area = 0.0  # integral of the channel's fill over time
         self.version = 0
+        self.free_cores = scale.cores
+        self.core_freed = Signal(sim)
+        self.driver_busy = False
+        self.driver_freed = Signal(sim)
+
+    def drive(self, seconds: float):
+        "The driver (one process, one thing at a time, on a core) works `seconds`: `yield from` it."
+        while self.driver_busy:
+            yield self.driver_freed
+        self.driver_busy = True
+        yield from self.compute(seconds)
+        self.driver_s += seconds
+        self.driver_busy = False
+        self.driver_freed.fire()
+
+    def compute(self, seconds: float):
+        "Hold a core for `seconds` (waiting for one first when `scale.cores` is set): `yield from` it."
+        if self.free_cores is None:
+            yield seconds
+            return
+        while self.free_cores == 0:
+            yield self.core_freed
+        self.free_cores -= 1
+        yield seconds
+        self.free_cores += 1
+        self.core_freed.fire()
 
     def update(self, segments: int, lags) -> float:
         "Book an update on `segments` segments (their `lags`); returns its duration."
         c = self.costs
         busy = c.update_fixed_s + segments * c.update_s
         self.learner_s += busy
-        self.driver_s += segments * c.driver_s
         self.trained += segments
         self.updates += 1
         self.lags += list(lags)
@@ -196,8 +223,8 @@ def barrier(sim: Sim, books: _Books):
         left = [n]
 
         def worker(i):
-            yield books.out.send(c.weight_bytes)
-            yield books.sample(i)
+            yield books.out.send(c.weight_bytes) + c.call_s
+            yield from books.compute(books.sample(i))
             yield books.inn.send(c.segment_bytes)
             left[0] -= 1
             if left[0] == 0:
@@ -206,7 +233,10 @@ def barrier(sim: Sim, books: _Books):
         for i in range(n):
             sim.process(worker(i))
         yield arrived
-        yield books.update(n, [0] * n) + n * c.driver_s
+        # the driver takes the segments in, then the update's call and the weights' (get_weights)
+        yield from books.drive(n * c.driver_s)
+        yield 2 * c.call_s
+        yield from books.compute(books.update(n, [0] * n))
         books.version += 1
 
 # %% ../nbs/18_plan_sim.ipynb 13
@@ -251,8 +281,10 @@ def channel(sim: Sim, books: _Books, spec: ChannelSpec):
                 mine = books.version
                 yield books.out.send(c.weight_bytes)
             version = mine
-            yield books.sample(i)
+            yield c.call_s
+            yield from books.compute(books.sample(i))
             yield books.inn.send(c.segment_bytes)
+            yield from books.drive(c.driver_s)  # the driver takes it in
             held[0] -= 1
             items.append(version)
             changed()
@@ -271,7 +303,8 @@ def channel(sim: Sim, books: _Books, spec: ChannelSpec):
                 lags = [lag for lag in lags if lag <= spec.max_staleness]
             if not lags:  # all of them too stale: no update
                 continue
-            yield books.update(len(lags), lags) + len(batch) * c.driver_s
+            yield 2 * c.call_s
+            yield from books.compute(books.update(len(lags), lags))
             books.version += 1
 
     for i in range(n):
