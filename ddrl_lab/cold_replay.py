@@ -5,6 +5,7 @@
 # %% ../nbs/04d_cold_replay.ipynb 3
 from __future__ import annotations
 
+import errno
 import json
 import numbers
 import os
@@ -17,7 +18,7 @@ from fastcore.basics import patch
 from .run_dir import DiskGuard
 
 # %% auto 0
-__all__ = ['TIER_TAGS', 'cold_dir_problem', 'cold_problems', 'shard_cold_dir', 'ColdTier']
+__all__ = ['cold_dir_problem', 'cold_problems', 'shard_cold_dir', 'ColdTier']
 
 # %% ../nbs/04d_cold_replay.ipynb 6
 def cold_dir_problem(path) -> Optional[str]:
@@ -64,14 +65,15 @@ def shard_cold_dir(cold_dir: Optional[str], run_dir: Path, shard: int) -> str:
     return str(Path(run_dir) / "replay" / f"shard-{shard}" / "cold")
 
 # %% ../nbs/04d_cold_replay.ipynb 9
-TIER_TAGS = ("policy_version", "insert_index")
-
-
 def _reserve(path: Path) -> None:
-    "Give `path` its blocks now (so a full disk fails here, not in a later write through the map)."
+    """Give `path` its blocks now (so a full disk fails here, not in a later write through the map);
+    a file system that cannot reserve (no `fallocate`) keeps the file sparse."""
     fd = os.open(path, os.O_RDWR)
     try:
         os.posix_fallocate(fd, 0, os.fstat(fd).st_size)
+    except OSError as e:
+        if e.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
+            raise
     finally:
         os.close(fd)
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 import heapq
 import itertools
-import math
 from collections import deque
 from typing import Optional
 
@@ -118,7 +117,7 @@ class Scale:
     network: Network = PROFILES["loopback"]
     spread: float = 0.0  # sigma of each worker's log-normal speed factor (0: identical)
     seed: int = 0
-    cores: Optional[int] = None  # CPU cores the workers and the learner share (None: one each)
+    cores: Optional[int] = None  # CPU cores workers, learner and driver share (None: one each)
 
 
 @dataclasses.dataclass
