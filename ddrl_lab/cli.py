@@ -15,12 +15,10 @@ from .config import ConfigError, list_presets, parse_override
 __all__ = ['build_parser', 'cmd_run', 'cmd_resume', 'cmd_doctor', 'cmd_presets', 'cmd_config', 'cmd_bench', 'cmd_plan', 'main']
 
 # %% ../nbs/15_cli.ipynb 4
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="ddrl-lab", description="Distributed deep RL workbench.")
-    sub = p.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="train from a preset or a YAML config")
-    run.add_argument("config", help="preset name (see `ddrl-lab presets`) or path to a YAML file")
-    run.add_argument(
+def _config_arguments(p: argparse.ArgumentParser) -> None:
+    "A command's config: a preset or a YAML file, and `--set` overrides."
+    p.add_argument("config", help="preset name (see `ddrl-lab presets`) or path to a YAML file")
+    p.add_argument(
         "--set",
         dest="overrides",
         action="append",
@@ -28,6 +26,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECTION.KEY=VALUE",
         help="override one config key; repeatable",
     )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="ddrl-lab", description="Distributed deep RL workbench.")
+    sub = p.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="train from a preset or a YAML config")
+    _config_arguments(run)
     run.add_argument("--out", help="parent folder of the run directory (run.out)")
     run.add_argument("--quiet", action="store_true", help="print only the run directory")
     run.add_argument(
@@ -56,17 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     config = sub.add_parser(
         "config", help="print every key of a config: its value, default, allowed values and help"
     )
-    config.add_argument(
-        "config", help="preset name (see `ddrl-lab presets`) or path to a YAML file"
-    )
-    config.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="SECTION.KEY=VALUE",
-        help="override one config key; repeatable",
-    )
+    _config_arguments(config)
     config.add_argument("--json", action="store_true", help="print the keys as a JSON list")
     doctor = sub.add_parser(
         "doctor", help="diagnose a run: data, then versions, then communication, then the algorithm"
@@ -102,15 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     plan = sub.add_parser(
         "plan", help="predict a config at scale from unit costs measured here (barrier, channel)"
     )
-    plan.add_argument("config", help="preset name (see `ddrl-lab presets`) or path to a YAML file")
-    plan.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="SECTION.KEY=VALUE",
-        help="override one config key; repeatable",
-    )
+    _config_arguments(plan)
     plan.add_argument(
         "--workers", default="1,2,4,8,16,64,256,1024", help="worker counts, comma-separated"
     )

@@ -140,7 +140,7 @@ class _Books:
         self.out, self.inn = Link(sim, scale.network), Link(sim, scale.network)
         rng = np.random.default_rng(scale.seed)
         self.factor = np.exp(rng.normal(0.0, scale.spread, scale.workers))
-        self.trained = self.dropped = self.updates = 0
+        self.trained = self.dropped = 0
         self.learner_s = self.driver_s = self.throttled_s = 0.0
         self.sampling_s = np.zeros(scale.workers)
         self.lags: list = []
@@ -179,7 +179,6 @@ class _Books:
         busy = c.update_fixed_s + segments * c.update_s
         self.learner_s += busy
         self.trained += segments
-        self.updates += 1
         self.lags += list(lags)
         return busy
 
@@ -351,7 +350,7 @@ def simulate(
     return _since(books, start).prediction(seconds)
 
 
-COUNTED = ("trained", "dropped", "updates", "learner_s", "driver_s", "throttled_s", "fill_area")
+COUNTED = ("trained", "dropped", "learner_s", "driver_s", "throttled_s", "fill_area")
 
 
 def _counters(books: _Books) -> dict:

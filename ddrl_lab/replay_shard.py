@@ -260,10 +260,13 @@ class ReplayShard:
     def mass(self) -> float:
         """The total sampling mass: Σ p^α (times recency weights) for prioritized replay, the item
         count (or Σ recency weights) for uniform."""
-        cold = self.cold.mass() if self.cold is not None else 0.0
+        return self._hot_mass() + (self.cold.mass() if self.cold is not None else 0.0)
+
+    def _hot_mass(self) -> float:
+        "The ring's own sampling mass."
         if self.kind == "prioritized" or self.recency_half_life is not None:
-            return self.sampler.tree.total + cold
-        return float(len(self)) + cold
+            return self.sampler.tree.total
+        return float(len(self))
 
 # %% ../nbs/04a_replay_shard.ipynb 16
 @patch
@@ -330,7 +333,7 @@ def _cold_draw(self: ReplayShard, n: int) -> Optional[dict]:
     if self.cold is None or n <= 0:
         return None
     cold = self.cold.mass()
-    hot = self.mass() - cold
+    hot = self._hot_mass()
     if cold <= 0:
         return None
     return self.cold.sample(int(self.cold.sampler.rng.binomial(n, cold / (hot + cold))))
