@@ -15,9 +15,13 @@ from .config import ConfigError, list_presets, parse_override
 __all__ = ['build_parser', 'cmd_run', 'cmd_resume', 'cmd_doctor', 'cmd_presets', 'cmd_config', 'cmd_bench', 'cmd_plan', 'main']
 
 # %% ../nbs/15_cli.ipynb 4
-def _config_arguments(p: argparse.ArgumentParser) -> None:
+def _config_arguments(p: argparse.ArgumentParser, required: bool = True) -> None:
     "A command's config: a preset or a YAML file, and `--set` overrides."
-    p.add_argument("config", help="preset name (see `ddrl-lab presets`) or path to a YAML file")
+    p.add_argument(
+        "config",
+        nargs=None if required else "?",
+        help="preset name (see `ddrl-lab presets`) or path to a YAML file",
+    )
     p.add_argument(
         "--set",
         dest="overrides",
@@ -95,9 +99,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="print the table of an earlier results file; run nothing",
     )
     plan = sub.add_parser(
-        "plan", help="predict a config at scale from unit costs measured here (barrier, channel)"
+        "plan",
+        help="predict a config at scale from unit costs measured here (barrier, channel), "
+        "or check the planner against real runs (--validate)",
     )
-    _config_arguments(plan)
+    _config_arguments(plan, required=False)
     plan.add_argument(
         "--workers", default="1,2,4,8,16,64,256,1024", help="worker counts, comma-separated"
     )
@@ -106,6 +112,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     plan.add_argument("--calibration", metavar="FILE", help="unit costs measured before (JSON)")
     plan.add_argument("--save-calibration", metavar="FILE", help="write the measured unit costs")
+    plan.add_argument(
+        "--patience",
+        type=float,
+        default=3600.0,
+        metavar="SECONDS",
+        help="the verdict: a run longer than half of this is worth distributing",
+    )
+    plan.add_argument("--figure", metavar="FILE", help="write the plot (HTML): rate and lag")
+    plan.add_argument(
+        "--validate",
+        action="store_true",
+        help="no config: predict CartPole's barrier and channel at 1 and 2 workers, run them on "
+        "Ray here and print the errors (minutes)",
+    )
+    plan.add_argument("--steps", type=int, default=60_000, help="--validate: env steps per run")
     return p
 
 
@@ -255,11 +276,22 @@ def cmd_bench(args) -> int:
 
 
 def cmd_plan(args) -> int:
-    "The plan's table; exit 2 on bad input (a config, a worker count, a network, a calibration)."
+    """The plan (table, saturation, verdict, figure) or `--validate`; exit 2 on bad input (a config, a
+    worker count, a network, a calibration, a figure's folder)."""
     from ddrl_lab.config import load_config
-    from ddrl_lab.plan_costs import Calibration, calibrate, check_plan, format_plan, plan
+    from ddrl_lab.plan_check import plan_report, validate
+    from ddrl_lab.plan_costs import Calibration, calibrate, check_plan
 
+    if args.validate and args.config is None:
+        validate(args.steps)
+        return 0
     try:
+        if args.validate or args.config is None:
+            raise ValueError(
+                "plan: expected a preset or a YAML file, or --validate alone (it runs its own configs)"
+            )
+        if args.figure and not Path(args.figure).resolve().parent.is_dir():
+            raise ValueError(f"--figure {args.figure!r}: its folder does not exist")
         cfg = load_config(args.config, dict(parse_override(o) for o in args.overrides))
         try:
             workers = [int(w) for w in args.workers.split(",")]
@@ -271,11 +303,14 @@ def cmd_plan(args) -> int:
         cal = Calibration.load(args.calibration) if args.calibration else calibrate(cfg)
         if args.save_calibration:
             cal.save(args.save_calibration)
-        rows = plan(cfg, workers, args.network, cal)
+        report = plan_report(cfg, workers, args.network, cal, patience_s=args.patience)
     except (ConfigError, ValueError) as e:
         print(f"ddrl-lab: {e}", file=sys.stderr)
         return 2
-    print(format_plan(rows))
+    print(report.text())
+    if args.figure:
+        report.figure(f"{args.config} on {args.network}").write_html(args.figure)
+        print(f"figure: {args.figure}")
     return 0
 
 

@@ -1,5 +1,6 @@
-"""`ddrl-lab plan` (#38's first part, `18_plan_sim` and `18a_plan_costs`): a table from unit costs measured here, a
-calibration saved and used again, and bad input refused in one paragraph with exit 2."""
+"""`ddrl-lab plan` (#38, `18_plan_sim`, `18a_plan_costs`, `18b_plan_check`): a table from unit costs measured here,
+each topology's saturation, the verdict and a figure; a calibration saved and used again; bad input refused in one
+paragraph with exit 2."""
 import json
 
 from ddrl_lab.cli import main
@@ -7,15 +8,22 @@ from ddrl_lab.cli import main
 PLAN = ["plan", "cartpole-ppo", "--set", "run.runtime=serial"]   # (on Ray a calibration also times a remote call)
 
 
-def test_plan_prints_a_table_from_a_calibration_it_saves_and_reuses(tmp_path, capsys):
-    saved = tmp_path / "cal.json"
-    assert main([*PLAN, "--workers", "1,2,64", "--save-calibration", str(saved)]) == 0
+def test_plan_prints_a_table_a_verdict_and_a_figure_from_a_calibration_it_saves_and_reuses(tmp_path, capsys):
+    saved, figure = tmp_path / "cal.json", tmp_path / "plan.html"
+    assert main([*PLAN, "--workers", "1,2,64", "--save-calibration", str(saved), "--figure", str(figure)]) == 0
     first = capsys.readouterr().out.splitlines()
-    assert first[0].split()[:3] == ["topology", "workers", "env_steps_per_s"]
-    assert [line.split()[:2] for line in first[1:]] == [[t, n] for t in ("barrier", "channel") for n in ("1", "2", "64")]
+    table = first[: first.index("")]
+    assert table[0].split()[:3] == ["topology", "workers", "env_steps_per_s"]
+    assert [line.split()[:2] for line in table[1:]] == [[t, n] for t in ("barrier", "channel") for n in ("1", "2", "64")]
+    said = first[len(table) + 1 :]
+    for topology, line in zip(("barrier", "channel"), said):
+        assert line.startswith(f"{topology}: saturates at ") or line.startswith(f"{topology}: still growing at 64"), line
+        assert line.split()[-1] in ("learner", "driver", "link", "workers", "64)") or "busiest there" in line, line
+    assert said[2].startswith("worth distributing? ") and "the learner is busy" in said[2]
+    assert said[3] == f"figure: {figure}" and "version lag (p95)" in figure.read_text()
     assert json.loads(saved.read_text())["costs"]["sample_s"] > 0
     assert main([*PLAN, "--workers", "1,2,64", "--calibration", str(saved)]) == 0
-    assert capsys.readouterr().out.splitlines() == first      # the same costs, the same (deterministic) plan
+    assert capsys.readouterr().out.splitlines() == first[:-1]      # the same costs, the same (deterministic) plan
 
 
 def test_bad_plan_input_is_refused_in_one_paragraph(tmp_path, capsys):
@@ -28,6 +36,8 @@ def test_bad_plan_input_is_refused_in_one_paragraph(tmp_path, capsys):
         (["--network", "dialup", "--calibration", str(saved)], "network 'dialup': expected one of loopback, 10gbe"),
         (["--set", "algo.hidden_size=32", "--calibration", str(saved)], "algo.hidden_size (64 there, 32 here)"),
         (["--calibration", str(tmp_path / "none.json")], "not a calibration file"),
+        (["--figure", str(tmp_path / "no" / "plan.html")], "plan.html': its folder does not exist"),
+        (["--validate"], "or --validate alone (it runs its own configs)"),
     ]:
         assert main([*PLAN, *argv]) == 2, argv
         err = capsys.readouterr().err
