@@ -18,8 +18,8 @@ from .plan_sim import PROFILES, ChannelSpec, Costs, Network, Scale, simulate
 from .records import flat_config
 
 # %% auto 0
-__all__ = ['CALIBRATED', 'calibrated_keys', 'Calibration', 'ray_call_s', 'driver_s_per_segment', 'calibrate', 'network_of',
-           'check_plan', 'plan', 'format_plan']
+__all__ = ['CALIBRATED', 'calibrated_keys', 'Calibration', 'quiet', 'local_sample_s', 'ray_sample_s', 'driver_s_per_segment',
+           'calibrate', 'network_of', 'check_plan', 'plan', 'format_plan']
 
 # %% ../nbs/18a_plan_costs.ipynb 5
 CALIBRATED = ("env.", "algo.", "channel.codec", "topology.device", "run.runtime")
@@ -67,6 +67,17 @@ class Calibration:
             )
 
 # %% ../nbs/18a_plan_costs.ipynb 7
+def quiet(busy: float = 15.0, timeout_s: float = 30.0) -> float:
+    """Wait (at most `timeout_s`) until this machine's CPUs are less than `busy` % used by others
+    over half a second (a Ray cluster that just stopped takes seconds to go); the seconds waited."""
+    import psutil
+
+    t0 = time.monotonic()
+    while psutil.cpu_percent(interval=0.5) >= busy and time.monotonic() - t0 < timeout_s:
+        pass
+    return time.monotonic() - t0
+
+
 def _median_s(fn, repeats: int) -> float:
     times = []
     for _ in range(repeats):
@@ -76,18 +87,51 @@ def _median_s(fn, repeats: int) -> float:
     return statistics.median(times)
 
 
-def ray_call_s(weights: dict, repeats: int) -> float:
-    """The round trip of a call to a Ray actor that takes the weights and returns them (on the
-    cluster this process is joined to, or a local one it starts and stops)."""
+def _produce_s(produce, weights: dict, repeats: int) -> tuple[float, list]:
+    """`produce(weights)` -> (meta, segment), each time with new weights as a running job sends them
+    (four first ones warm up): the median seconds of one, and the (meta, segment) pairs made."""
+    made = []
+    fresh = lambda: {**weights, "version": len(made) + 1}
+    for _ in range(4):
+        made.append(produce(fresh()))
+    seconds = _median_s(lambda: made.append(produce(fresh())), repeats)
+    return seconds, made
+
+
+def local_sample_s(cfg: Config, weights: dict, repeats: int) -> tuple[float, float, list]:
+    "A worker (`EnvRunner`) in this process: (no call, seconds per segment, what it made)."
+    from ddrl_lab.runner import EnvRunner
+
+    runner = EnvRunner(cfg, 0)
+    try:
+        return (0.0, *_produce_s(runner.produce, weights, repeats))
+    finally:
+        runner.close()
+
+
+def ray_sample_s(cfg: Config, weights: dict, repeats: int) -> tuple[float, float, list]:
+    """On Ray (the cluster this process is joined to, or a local one it starts and stops): a remote
+    call's round trip with the weights (an echo), and a worker spawned as a job spawns it producing
+    segments, timed from here (its call round trip and the rest beyond the echo's):
+    (call_s, sample_s, what it made)."""
     import ray
 
+    from ddrl_lab.runner import EnvRunner
+    from ddrl_lab.runtime import RayRuntime
+
     started = not ray.is_initialized()
-    if started:
-        ray.init(include_dashboard=False, log_to_driver=False, configure_logging=False)
+    rt = RayRuntime()
     try:
         echo = ray.remote(num_cpus=0)(_Echo).remote()
         ray.get(echo.back.remote(weights))
-        return _median_s(lambda: ray.get(echo.back.remote(weights)), repeats)
+        call_s = _median_s(lambda: ray.get(echo.back.remote(weights)), 20 * repeats)
+        worker = rt.spawn(EnvRunner, cfg, 0, restartable=False, spread=True)
+
+        def produce(w):
+            return tuple(rt.get(list(rt.call(worker, "produce", ray.put(w), num_returns=2))))
+
+        round_trip, made = _produce_s(produce, weights, repeats)
+        return call_s, max(round_trip - call_s, 0.0), made
     finally:
         if started:
             ray.shutdown()
@@ -110,9 +154,10 @@ class _Echo:
 
 
 def calibrate(cfg: Config, repeats: int = 9) -> Calibration:
-    """Unit costs of `cfg` measured in this process (one torch thread): a segment sampled and encoded,
-    an update on one and on two segments, the bytes of a segment and of the weights, and on Ray
-    (`run.runtime: ray`) a remote call's round trip with the weights."""
+    """Unit costs of `cfg` measured here once the machine is quiet: a segment sampled and encoded (on
+    Ray by a worker actor, beside a remote call's round trip with the weights and the driver's CPU per
+    segment), an update on one and on two segments (in this process, one torch thread), the bytes of
+    a segment and of the weights."""
     if cfg.algo.name == "dqn":
         raise ValueError(
             "algo.name = 'dqn': the planner does not model replay yet (barrier and channel "
@@ -123,28 +168,19 @@ def calibrate(cfg: Config, repeats: int = 9) -> Calibration:
     from ddrl_lab.bench_sampling import fixed_weights
     from ddrl_lab.pools import env_spaces
     from ddrl_lab.run_dir import utc_now
-    from ddrl_lab.runner import EnvRunner
 
-    runner, weights = EnvRunner(cfg, 0), fixed_weights(cfg)
-    try:
-        # each segment with new weights, as a running job sends them (the first one warms up)
-        fresh = lambda: {**weights, "version": len(made) + 1}
-        made = []
-        for _ in range(4):
-            made.append(runner.produce(fresh()))
-        sample_s = _median_s(lambda: made.append(runner.produce(fresh())), repeats)
-    finally:
-        runner.close()
+    quiet()
+    weights = fixed_weights(cfg)
+    sampler = ray_sample_s if cfg.run.runtime == "ray" else local_sample_s
+    call_s, sample_s, made = sampler(cfg, weights, 3 * repeats)
     segments = [seg for _, seg in made if seg is not None]
+    driver_s = driver_s_per_segment(cfg) if cfg.run.runtime == "ray" else 0.0
+    quiet()
     learner = learner_class(cfg)(cfg, *env_spaces(cfg.env), num_threads=1)
     learner.update(segments[0])
     one = _median_s(lambda: learner.update(segments[1]), repeats)
     two = _median_s(lambda: learner.update(segments[2], segments[3]), repeats)
     per_segment = max(two - one, 0.0)
-    call_s = driver_s = 0.0
-    if cfg.run.runtime == "ray":
-        call_s = ray_call_s(weights, repeats * 20)
-        driver_s = driver_s_per_segment(cfg)
     costs = Costs(
         sample_s=sample_s,
         update_s=per_segment,
