@@ -14,6 +14,7 @@ import numpy as np
 
 from .config import Config, load_config
 from .criteria import LAG_COLS, lag_quantile
+from .metrics import LAG_BINS
 from .plan_costs import Calibration, calibrate, format_plan, plan
 
 # %% auto 0
@@ -40,7 +41,11 @@ def describe_saturation(s: dict, rows: list) -> str:
     if s["workers"] is None:
         top = max(r["workers"] for r in rows if r["topology"] == s["topology"])
         return f"{s['topology']}: still growing at {top} workers (busiest there: {s['component']})"
-    return f"{s['topology']}: saturates at {s['workers']} workers on the {s['component']}"
+    return f"{s['topology']}: saturates at {_workers(s['workers'])} on the {s['component']}"
+
+
+def _workers(n: int) -> str:
+    return f"{n} worker" + "s" * (n != 1)
 
 # %% ../nbs/18b_plan_check.ipynb 9
 BUSY_RULE = 0.4  # distribute when the learner is less busy than this at one worker (sampling-bound)
@@ -62,7 +67,7 @@ def verdict(rows: list, total_env_steps: int, patience_s: float = PATIENCE_S) ->
     near = [r for r in rows if r["env_steps_per_s"] >= (1 - GAIN) * top]
     best = min(near, key=lambda r: (r["workers"], -r["env_steps_per_s"]))
     gain = best["env_steps_per_s"] / max(base["env_steps_per_s"], 1e-9)
-    where = f"at {fewest} worker{'s' * (fewest > 1)} ({base['topology']})"
+    where = f"at {_workers(fewest)} ({base['topology']})"
     busy = f"the learner is busy {base['learner_busy'] * 100:.0f} % {where}, " + (
         "under 40 %: sampling-bound" if starved else "40 % or more: learning-bound"
     )
@@ -74,8 +79,8 @@ def verdict(rows: list, total_env_steps: int, patience_s: float = PATIENCE_S) ->
     answer = "yes" if slow or starved else "no"
     return (
         f"worth distributing? {answer}: {busy}; {long}. Within 10 % of the fastest planned, "
-        f"with the fewest workers: {best['topology']} at "
-        f"{best['workers']} workers, {gain:.1f}x the rate {where}."
+        f"with the fewest workers: {best['topology']} at {_workers(best['workers'])}, "
+        f"{gain:.1f}x the rate {where}."
     )
 
 
@@ -153,6 +158,7 @@ def plan_report(
 CASES = (
     ("cartpole-ppo", "barrier", {"algo.minibatch_size": 128}),
     ("cartpole-impala", "channel", {}),
+    ("cartpole-dqn", "replay", {}),
 )
 SKIP = 0.3  # the first share of a run's rows left out (start-up)
 
@@ -185,12 +191,17 @@ def measure(preset: str, overrides: dict, workers: int, steps: int) -> dict:
 
 
 def compare(predicted: dict, measured: dict) -> dict:
-    "Relative throughput error, busy and lag differences (predicted minus measured)."
+    """Relative throughput error, busy and lag differences (predicted minus measured; the rows count
+    lags of `LAG_BINS` and more in one bin, so a prediction past it is taken as `LAG_BINS`)."""
     return dict(
         throughput=predicted["env_steps_per_s"] / measured["env_steps_per_s"] - 1,
         busy=predicted["learner_busy"] - measured["learner_busy"],
-        lag=predicted["lag_p95"] - measured["lag_p95"],
+        lag=min(predicted["lag_p95"], LAG_BINS) - measured["lag_p95"],
     )
+
+
+def _lag(x: float) -> str:
+    return f"{LAG_BINS}+" if x >= LAG_BINS else f"{x:.0f}"
 
 
 def validate(
@@ -214,8 +225,8 @@ def validate(
                 f"{topology} ({preset}), {p['workers']} worker(s): env steps/s "
                 f"{p['env_steps_per_s']} predicted, {m['env_steps_per_s']:.0f} measured "
                 f"({e['throughput'] * 100:+.0f} %); learner busy {p['learner_busy']:.2f} vs "
-                f"{m['learner_busy']:.2f} ({e['busy']:+.2f}); lag p95 {p['lag_p95']:.0f} vs "
-                f"{m['lag_p95']:.0f} ({e['lag']:+.0f})"
+                f"{m['learner_busy']:.2f} ({e['busy']:+.2f}); lag p95 {_lag(p['lag_p95'])} vs "
+                f"{_lag(m['lag_p95'])} ({e['lag']:+.0f})"
             )
     say(f"worst throughput error: {worst * 100:.0f} %")
     return worst

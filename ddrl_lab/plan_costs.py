@@ -5,21 +5,25 @@
 # %% ../nbs/18a_plan_costs.ipynb 3
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import pickle
 import statistics
+import tempfile
 import time
 from pathlib import Path
 from typing import Optional
 
 from .config import Config
-from .plan_sim import PROFILES, ChannelSpec, Costs, Network, Scale, simulate
+from .loops.replay import replay_rate_limits
+from .plan_sim import PROFILES, ChannelSpec, Costs, Network, ReplaySpec, Scale, simulate
 from .records import flat_config
 
 # %% auto 0
-__all__ = ['CALIBRATED', 'calibrated_keys', 'Calibration', 'quiet', 'local_sample_s', 'ray_sample_s', 'driver_s_per_segment',
-           'calibrate', 'network_of', 'check_plan', 'plan', 'format_plan']
+__all__ = ['CALIBRATED', 'calibrated_keys', 'Calibration', 'quiet', 'runtime_for', 'sample_costs', 'driver_s_per_segment',
+           'segment_update_costs', 'replay_costs', 'calibrate', 'network_of', 'check_plan', 'planned', 'spec_for',
+           'plan', 'format_plan']
 
 # %% ../nbs/18a_plan_costs.ipynb 5
 CALIBRATED = ("env.", "algo.", "channel.codec", "topology.device", "run.runtime")
@@ -87,54 +91,58 @@ def _median_s(fn, repeats: int) -> float:
     return statistics.median(times)
 
 
-def _produce_s(produce, weights: dict, repeats: int) -> tuple[float, list]:
-    """`produce(weights)` -> (meta, segment), each time with new weights as a running job sends them
-    (four first ones warm up): the median seconds of one, and the (meta, segment) pairs made."""
-    made = []
-    fresh = lambda: {**weights, "version": len(made) + 1}
-    for _ in range(4):
-        made.append(produce(fresh()))
-    seconds = _median_s(lambda: made.append(produce(fresh())), repeats)
-    return seconds, made
+def _median_each(fn, items: list) -> float:
+    "The median seconds of `fn(item)` over `items`."
+    it = iter(items)
+    return _median_s(lambda: fn(next(it)), len(items))
 
 
-def local_sample_s(cfg: Config, weights: dict, repeats: int) -> tuple[float, float, list]:
-    "A worker (`EnvRunner`) in this process: (no call, seconds per segment, what it made)."
-    from ddrl_lab.runner import EnvRunner
+@contextlib.contextmanager
+def runtime_for(cfg: Config):
+    """The config's runtime (`run.runtime`): serial in this process, or Ray (the cluster this process
+    is joined to, or a local one started here and stopped after)."""
+    from ddrl_lab.runtime import make_runtime
 
-    runner = EnvRunner(cfg, 0)
-    try:
-        return (0.0, *_produce_s(runner.produce, weights, repeats))
-    finally:
-        runner.close()
-
-
-def ray_sample_s(cfg: Config, weights: dict, repeats: int) -> tuple[float, float, list]:
-    """On Ray (the cluster this process is joined to, or a local one it starts and stops): a remote
-    call's round trip with the weights (an echo), and a worker spawned as a job spawns it producing
-    segments, timed from here (its call round trip and the rest beyond the echo's):
-    (call_s, sample_s, what it made)."""
+    if cfg.run.runtime != "ray":
+        yield make_runtime("serial")
+        return
     import ray
 
-    from ddrl_lab.runner import EnvRunner
-    from ddrl_lab.runtime import RayRuntime
-
     started = not ray.is_initialized()
-    rt = RayRuntime()
     try:
-        echo = ray.remote(num_cpus=0)(_Echo).remote()
-        ray.get(echo.back.remote(weights))
-        call_s = _median_s(lambda: ray.get(echo.back.remote(weights)), 20 * repeats)
-        worker = rt.spawn(EnvRunner, cfg, 0, restartable=False, spread=True)
-
-        def produce(w):
-            return tuple(rt.get(list(rt.call(worker, "produce", ray.put(w), num_returns=2))))
-
-        round_trip, made = _produce_s(produce, weights, repeats)
-        return call_s, max(round_trip - call_s, 0.0), made
+        yield make_runtime("ray")
     finally:
         if started:
             ray.shutdown()
+
+
+class _Echo:
+    def back(self, x):
+        return x
+
+
+def sample_costs(cfg: Config, rt, weights: dict, repeats: int) -> tuple[float, float, list]:
+    """A worker spawned on runtime `rt` as a job spawns it produces segments, each with new weights as
+    a running job sends them (four first ones warm up), timed from here, beside an echo of the
+    weights: (call_s: the echo's round trip, sample_s: the produce call's beyond it, the (meta,
+    segment) pairs made)."""
+    from ddrl_lab.runner import EnvRunner
+
+    echo = rt.spawn(_Echo, num_cpus=0)
+    rt.get(rt.call(echo, "back", weights))
+    call_s = _median_s(lambda: rt.get(rt.call(echo, "back", weights)), 20 * repeats)
+    worker = rt.spawn(EnvRunner, cfg, 0, spread=True)
+    made = []
+    fresh = lambda: {**weights, "version": len(made) + 1}
+    produce = lambda: made.append(
+        tuple(rt.get(list(rt.call(worker, "produce", fresh(), num_returns=2))))
+    )
+    for _ in range(4):
+        produce()
+    round_trip = _median_s(produce, repeats)
+    rt.get(rt.call(worker, "close"))
+    rt.kill(worker)  # (its CPU back for the learner's turn)
+    return call_s, max(round_trip - call_s, 0.0), made
 
 
 def driver_s_per_segment(cfg: Config, seconds: float = 5.0) -> float:
@@ -147,22 +155,75 @@ def driver_s_per_segment(cfg: Config, seconds: float = 5.0) -> float:
     )
     return r["driver_cpu_s"] / max(1, r["produced_segments"])
 
+# %% ../nbs/18a_plan_costs.ipynb 8
+def segment_update_costs(learner, segments: list, repeats: int) -> dict:
+    "An update on one and on two segments: a straight line through the two medians."
+    learner.update(segments[0])
+    one = _median_s(lambda: learner.update(segments[1]), repeats)
+    two = _median_s(lambda: learner.update(segments[2], segments[3]), repeats)
+    per_segment = max(two - one, 0.0)
+    return dict(update_s=per_segment, update_fixed_s=max(one - per_segment, 0.0))
 
-class _Echo:
-    def back(self, x):
-        return x
+
+def replay_costs(cfg: Config, rt, segments: list, repeats: int) -> dict:
+    """Replay shards and a learner spawned on runtime `rt` as the replay loop spawns them, the
+    segments in; then the learner's call as the loop makes it, timed from here: the shards' draws,
+    the update on them, the priorities back, the new weights; for one and for two workers' worth of
+    gradient steps (`updates_per_segment` and twice that): a line through the two medians
+    (`update_fixed_s`, `step_s`). And one shard's insert and draw of a step, timed in this process."""
+    from ddrl_lab.algorithms import learner_class
+    from ddrl_lab.loops.base import share
+    from ddrl_lab.loops.replay import shard_settings
+    from ddrl_lab.pools import env_spaces
+    from ddrl_lab.replay_shard import ReplayShard
+    from ddrl_lab.sequence_replay import replay_items
+
+    S, per_step = cfg.replay.shards, replay_items(cfg, cfg.algo.batch_size)
+    shares = [1.0 / S] * S if cfg.replay.kind == "prioritized" else None
+    with tempfile.TemporaryDirectory(prefix="ddrl-plan-") as d:
+        here = ReplayShard(**shard_settings(cfg, 0, Path(d)))
+        add_s = _median_each(here.add, segments)
+        draw_s = _median_s(lambda: here.sample(per_step), repeats)
+        batch_bytes = len(pickle.dumps(here.sample(per_step), protocol=5))
+        # (no CPUs reserved: they take turns, and a 2-core machine has fewer than a job reserves)
+        learner = rt.spawn(learner_class(cfg), cfg, *env_spaces(cfg.env), num_cpus=0)
+        shards = [
+            rt.spawn(ReplayShard, **shard_settings(cfg, s, Path(d)), num_cpus=0) for s in range(S)
+        ]
+        rt.get([rt.call(shards[j % S], "add", seg) for j, seg in enumerate(segments)])
+
+        computing = []  # the update's own seconds in each call (`update_s` of its info)
+
+        def call(steps: int) -> None:
+            n = steps * per_step
+            samples = [rt.call(sh, "sample", share(n, S, s)) for s, sh in enumerate(shards)]
+            info = rt.get(rt.call(learner, "update", *samples, shares=shares))
+            computing.append(info["update_s"])
+            for sid, index, insert_index, td in info["priorities"]:
+                rt.call(shards[sid], "update_priorities", index, insert_index, td)
+            rt.get(rt.call(learner, "get_weights"))
+
+        k = max(1, round(cfg.algo.updates_per_segment))
+        call(k)
+        one = _median_s(lambda: call(k), repeats)
+        busy = statistics.median(computing[-repeats:]) / one
+        two = _median_s(lambda: call(2 * k), repeats)
+    step_s = max((two - one) / k, 0.0)
+    return dict(
+        busy_share=min(busy, 1.0),
+        step_s=step_s,
+        update_fixed_s=max(one - k * step_s, 0.0),
+        shard_add_s=add_s,
+        shard_sample_s=draw_s,
+        batch_bytes=batch_bytes,
+    )
 
 
 def calibrate(cfg: Config, repeats: int = 9) -> Calibration:
-    """Unit costs of `cfg` measured here once the machine is quiet: a segment sampled and encoded (on
-    Ray by a worker actor, beside a remote call's round trip with the weights and the driver's CPU per
-    segment), an update on one and on two segments (in this process, one torch thread), the bytes of
-    a segment and of the weights."""
-    if cfg.algo.name == "dqn":
-        raise ValueError(
-            "algo.name = 'dqn': the planner does not model replay yet (barrier and channel "
-            "topologies of ppo and impala only)."
-        )
+    """Unit costs of `cfg` measured here, each once the machine is quiet, on the config's runtime: a
+    worker's segment and a call's round trip, the driver's CPU per segment (Ray); the learner's
+    update on one and on two segments (in this process, one torch thread) or, with replay, its calls
+    as the replay loop makes them; the bytes of a segment, of the weights and of a step's draw."""
     from ddrl_lab.algorithms import learner_class
     from ddrl_lab.bench import machine_info
     from ddrl_lab.bench_sampling import fixed_weights
@@ -171,29 +232,29 @@ def calibrate(cfg: Config, repeats: int = 9) -> Calibration:
 
     quiet()
     weights = fixed_weights(cfg)
-    sampler = ray_sample_s if cfg.run.runtime == "ray" else local_sample_s
-    call_s, sample_s, made = sampler(cfg, weights, 3 * repeats)
-    segments = [seg for _, seg in made if seg is not None]
-    driver_s = driver_s_per_segment(cfg) if cfg.run.runtime == "ray" else 0.0
-    quiet()
     learner = learner_class(cfg)(cfg, *env_spaces(cfg.env), num_threads=1)
-    learner.update(segments[0])
-    one = _median_s(lambda: learner.update(segments[1]), repeats)
-    two = _median_s(lambda: learner.update(segments[2], segments[3]), repeats)
-    per_segment = max(two - one, 0.0)
+    with runtime_for(cfg) as rt:
+        call_s, sample_s, made = sample_costs(cfg, rt, weights, 3 * repeats)
+        segments = [seg for _, seg in made if seg is not None]
+        if cfg.replay.kind != "none":
+            quiet()
+            learned = replay_costs(cfg, rt, segments, repeats)
+    if cfg.replay.kind == "none":
+        quiet()
+        learned = segment_update_costs(learner, segments, repeats)
+    driver_s = driver_s_per_segment(cfg) if cfg.run.runtime == "ray" else 0.0
     costs = Costs(
         sample_s=sample_s,
-        update_s=per_segment,
-        update_fixed_s=max(one - per_segment, 0.0),
         segment_bytes=int(made[-1][0]["nbytes"]),
         weight_bytes=len(pickle.dumps(learner.get_weights(), protocol=5)),
         steps_per_segment=cfg.algo.segment_length * cfg.env.num_envs,
         call_s=call_s,
         driver_s=driver_s,
+        **learned,
     )
     return Calibration(calibrated_keys(cfg), machine_info(), costs, utc_now())
 
-# %% ../nbs/18a_plan_costs.ipynb 9
+# %% ../nbs/18a_plan_costs.ipynb 10
 def network_of(name) -> Network:
     "A profile by name, or a `Network` as it is."
     if isinstance(name, Network):
@@ -213,6 +274,22 @@ def check_plan(workers, network) -> Network:
     return network_of(network)
 
 
+def planned(cfg: Config) -> tuple:
+    "The topologies the planner plays for `cfg`: replay off-policy, the barrier and the channel else."
+    return ("replay",) if cfg.replay.kind != "none" else ("barrier", "channel")
+
+
+def spec_for(cfg: Config, topology: str, n: int):
+    "The settings `simulate` takes for `topology` at `n` workers: the config's."
+    if topology == "channel":
+        ch = cfg.channel
+        return ChannelSpec(ch.capacity, ch.high_watermark, ch.low_watermark, cfg.sync.max_staleness)
+    if topology == "replay":
+        per_segment = cfg.algo.segment_length * cfg.env.num_envs
+        return ReplaySpec(*replay_rate_limits(cfg, n), max(1, cfg.replay.capacity // per_segment))
+    return None
+
+
 def plan(
     cfg: Config,
     workers,
@@ -226,19 +303,18 @@ def plan(
     if calibration is None:
         calibration = calibrate(cfg)
     calibration.check(cfg)
-    ch = cfg.channel
-    spec = ChannelSpec(ch.capacity, ch.high_watermark, ch.low_watermark, cfg.sync.max_staleness)
     rows = []
-    for topology in ("barrier", "channel"):
+    for topology in planned(cfg):
         for n in workers:
-            p = simulate(topology, calibration.costs, Scale(n, net, cores=cores), spec)
+            scale = Scale(n, net, cores=cores, shards=cfg.replay.shards)
+            p = simulate(topology, calibration.costs, scale, spec_for(cfg, topology, n))
             rows.append(
                 dict(
                     topology=topology,
                     workers=n,
                     env_steps_per_s=round(p.env_steps_per_s),
                     learner_busy=round(p.learner_busy, 2),
-                    lag_p95=p.lag_p95,
+                    lag_p95=round(p.lag_p95, 1),
                     throttled=round(p.throttled, 2),
                     weights_mb_per_s=round(p.link_bytes_per_s["weights"] / 1e6, 1),
                     busiest=p.busiest[0],

@@ -14,8 +14,8 @@ from typing import Optional
 import numpy as np
 
 # %% auto 0
-__all__ = ['PROFILES', 'TOPOLOGIES', 'COUNTED', 'Sim', 'Signal', 'Network', 'Link', 'Costs', 'Scale', 'Prediction', 'barrier',
-           'ChannelSpec', 'channel', 'simulate']
+__all__ = ['PROFILES', 'LAGS_PER_UPDATE', 'TOPOLOGIES', 'COUNTED', 'Sim', 'Signal', 'Network', 'Link', 'Costs', 'Scale',
+           'Prediction', 'barrier', 'ChannelSpec', 'channel', 'ReplaySpec', 'replay', 'simulate']
 
 # %% ../nbs/18_plan_sim.ipynb 6
 class Sim:
@@ -101,7 +101,7 @@ class Costs:
     "What one unit of work of each component costs (seconds, bytes)."
 
     sample_s: float  # one worker samples one segment (env steps and acting)
-    update_s: float  # the learner's update time per segment in its batch
+    update_s: float = 0.0  # the learner's update time per segment in its batch
     update_fixed_s: float = 0.0  # and per update, whatever its batch
     driver_s: float = 0.0  # the driver's time per segment it moves
     codec_s: float = 0.0  # encode and decode of one segment
@@ -109,6 +109,12 @@ class Costs:
     weight_bytes: int = 0
     steps_per_segment: int = 128  # env steps (segment_length x num_envs)
     call_s: float = 0.0  # one remote call's round trip (Ray; 0 in one process)
+    # replay (a gradient step draws `algo.batch_size` transitions)
+    step_s: float = 0.0  # the learner's time per gradient step (update_fixed_s: per call)
+    shard_add_s: float = 0.0  # a replay shard takes in one segment
+    shard_sample_s: float = 0.0  # a replay shard draws one gradient step's transitions
+    batch_bytes: int = 0  # one gradient step's transitions as they travel to the learner
+    busy_share: float = 1.0  # of a replay learner call, the share its update computes
 
 
 @dataclasses.dataclass
@@ -120,11 +126,12 @@ class Scale:
     spread: float = 0.0  # sigma of each worker's log-normal speed factor (0: identical)
     seed: int = 0
     cores: Optional[int] = None  # CPU cores workers, learner and driver share (None: one each)
+    shards: int = 1  # replay shards
 
 
 @dataclasses.dataclass
 class Prediction:
-    env_steps_per_s: float  # env steps trained per second
+    env_steps_per_s: float  # env steps per second taken in (trained, or inserted into replay)
     learner_busy: float  # fraction of time the learner updates
     lag_p95: float  # version lag of the segments trained (p95)
     channel_fill: float  # mean fill (barrier: 0)
@@ -142,8 +149,9 @@ class _Books:
         self.out, self.inn = Link(sim, scale.network), Link(sim, scale.network)
         rng = np.random.default_rng(scale.seed)
         self.factor = np.exp(rng.normal(0.0, scale.spread, scale.workers))
-        self.trained = self.dropped = 0
-        self.learner_s = self.driver_s = self.throttled_s = 0.0
+        # segments the learner's side took in: trained (barrier, channel), inserted (replay)
+        self.taken = self.dropped = 0
+        self.learner_s = self.driver_s = self.throttled_s = self.shard_s = 0.0
         self.sampling_s = np.zeros(scale.workers)
         self.lags: list = []
         self.fill_area = 0.0  # integral of the channel's fill over time
@@ -178,9 +186,12 @@ class _Books:
     def update(self, segments: int, lags) -> float:
         "Book an update on `segments` segments (their `lags`); returns its duration."
         c = self.costs
-        busy = c.update_fixed_s + segments * c.update_s
+        self.taken += segments
+        return self.learn(c.update_fixed_s + segments * c.update_s, lags)
+
+    def learn(self, busy: float, lags) -> float:
+        "Book `busy` seconds of the learner's updating on items of these version `lags`."
         self.learner_s += busy
-        self.trained += segments
         self.lags += list(lags)
         return busy
 
@@ -192,10 +203,11 @@ class _Books:
             "weights link": self.out.busy_s / seconds,
             "segments link": self.inn.busy_s / seconds,
             "workers": float(self.sampling_s.mean()) / seconds,
+            "replay shards": self.shard_s / (self.scale.shards * seconds),
         }
         name = max(busy, key=busy.get)
         return Prediction(
-            env_steps_per_s=self.trained * c.steps_per_segment / seconds,
+            env_steps_per_s=self.taken * c.steps_per_segment / seconds,
             learner_busy=busy["learner"],
             lag_p95=float(np.percentile(self.lags, 95)) if self.lags else 0.0,
             channel_fill=self.fill_area / seconds,
@@ -315,18 +327,77 @@ def channel(sim: Sim, books: _Books, spec: ChannelSpec):
         changed()
 
 # %% ../nbs/18_plan_sim.ipynb 15
-TOPOLOGIES = ("barrier", "channel")
+@dataclasses.dataclass
+class ReplaySpec:
+    "The replay loop's settings at a worker count (`replay_rate_limits`, `replay.*`)."
+
+    limits: tuple  # RateLimiter(samples_per_insert, min_size_to_sample, min_diff, max_diff)
+    max_k: int  # gradient steps in one learner call, at most
+    capacity_segments: int  # replay.capacity in segments
+
+
+LAGS_PER_UPDATE = 16  # version lags drawn per update (their percentiles, not every transition's)
+
+
+def replay(sim: Sim, books: _Books, spec: ReplaySpec) -> None:
+    "The replay loop (`loops/replay.py`) as processes: the workers and the learner."
+    from ddrl_lab.ratelimit import RateLimiter
+
+    c, n = books.costs, books.scale.workers
+    limiter = RateLimiter(*spec.limits)
+    ring: deque = deque(maxlen=spec.capacity_segments)  # versions of the segments in replay
+    room, data = Signal(sim), Signal(sim)
+    rng = np.random.default_rng(books.scale.seed)
+
+    def worker(i):
+        while True:
+            while not limiter.can_insert(n):  # launched only with room for every worker's
+                yield room
+            version = books.version
+            yield books.out.send(c.weight_bytes) + c.call_s
+            yield from books.compute(books.sample(i))
+            yield books.inn.send(c.segment_bytes)
+            yield from books.drive(c.driver_s)
+            books.shard_s += c.shard_add_s
+            ring.append(version)
+            limiter.insert(1, timeout=0)
+            books.taken += 1
+            data.fire()
+
+    def learner():
+        while True:
+            while limiter.diff - limiter.min_diff < 1:
+                yield data
+            k = min(int(limiter.diff - limiter.min_diff), spec.max_k)
+            limiter.sample(k, timeout=0)
+            room.fire()
+            books.shard_s += k * c.shard_sample_s
+            yield books.inn.send(k * c.batch_bytes)
+            ages = rng.integers(0, len(ring), LAGS_PER_UPDATE)
+            lags = [books.version - ring[j] for j in ages]
+            took = c.update_fixed_s + k * c.step_s
+            books.learn(took * c.busy_share, lags)
+            yield from books.compute(took)
+            books.version += 1
+
+    for i in range(n):
+        sim.process(worker(i))
+    sim.process(learner())
+
+# %% ../nbs/18_plan_sim.ipynb 17
+TOPOLOGIES = ("barrier", "channel", "replay")
 
 
 def simulate(
     topology: str,
     costs: Costs,
     scale: Scale,
-    spec: Optional[ChannelSpec] = None,
+    spec=None,
     seconds: Optional[float] = None,
 ) -> Prediction:
-    """`topology` (barrier or channel) for `seconds` of simulated time (default: about 300 of the
-    slowest part's units of work), after a warm-up of a tenth of that."""
+    """`topology` (barrier, channel with a `ChannelSpec`, replay with a `ReplaySpec`) for `seconds`
+    of simulated time (default: about 300 of the slowest part's units of work), after a warm-up of a
+    tenth of that."""
     if topology not in TOPOLOGIES:
         raise ValueError(f"topology {topology!r}: expected one of {', '.join(TOPOLOGIES)}")
     if scale.workers < 1:
@@ -336,6 +407,7 @@ def simulate(
         unit = max(
             costs.sample_s + costs.codec_s,
             costs.update_fixed_s + n * costs.update_s,
+            costs.update_fixed_s + (spec.max_k if topology == "replay" else 0) * costs.step_s,
             n * (costs.weight_bytes + costs.segment_bytes) / scale.network.bytes_per_s,
         )
         seconds = 300 * unit
@@ -343,8 +415,10 @@ def simulate(
     books = _Books(sim, scale, costs)
     if topology == "barrier":
         sim.process(barrier(sim, books))
-    else:
+    elif topology == "channel":
         sim.process(channel(sim, books, spec or ChannelSpec()))
+    else:
+        replay(sim, books, spec)
     warm = seconds / 10
     sim.run(warm)
     start = _counters(books)
@@ -352,7 +426,7 @@ def simulate(
     return _since(books, start).prediction(seconds)
 
 
-COUNTED = ("trained", "dropped", "learner_s", "driver_s", "throttled_s", "fill_area")
+COUNTED = ("taken", "dropped", "learner_s", "driver_s", "throttled_s", "fill_area", "shard_s")
 
 
 def _counters(books: _Books) -> dict:

@@ -21,7 +21,7 @@ from ..shard_sampling import ShardBalancer
 from ..runtime import ActorDied
 
 # %% auto 0
-__all__ = ['ReplayLoop']
+__all__ = ['ReplayLoop', 'shard_settings', 'replay_rate_limits']
 
 # %% ../../nbs/11d_replay_loop.ipynb 5
 class ReplayLoop(Loop):
@@ -78,28 +78,14 @@ class ReplayLoop(Loop):
             num_gpus=gpus,
             **threads,
         )
-        r, S = c.replay, c.replay.shards
         self.shards = [
             self.rt.spawn(
                 ReplayShard,
-                shard_id=s,
-                capacity=self.shard_capacity(r.capacity, s),
-                kind=r.kind,
-                alpha=r.alpha,
-                beta=r.beta,
-                recency_half_life=r.recency_half_life,
-                n_step=c.algo.n_step,
-                gamma=c.algo.gamma,
-                seed=c.run.seed * 1000 + s,
-                snapshot_dir=str(self.job.run_dir / "replay" / f"shard-{s}"),
-                codec=c.channel.codec,
-                cold_capacity=share(replay_items(c, r.cold_capacity), S, s),
-                cold_dir=shard_cold_dir(r.cold_dir, self.job.run_dir, s),
-                **shard_sequences(c),
+                **shard_settings(c, s, self.job.run_dir),
                 num_cpus=0.5,
                 restartable=True,
             )
-            for s in range(S)
+            for s in range(c.replay.shards)
         ]
         self.spawn_runners(**threads)
 
@@ -129,7 +115,29 @@ class ReplayLoop(Loop):
                 except ActorDied:
                     pass
 
-# %% ../../nbs/11d_replay_loop.ipynb 7
+# %% ../../nbs/11d_replay_loop.ipynb 6
+def shard_settings(cfg: Config, s: int, run_dir) -> dict:
+    """What replay shard `s` is built with, its snapshots and cold tier under `run_dir` (a `Path`):
+    the loop spawns it with them, the planner times one (`18a_plan_costs`)."""
+    r, S = cfg.replay, cfg.replay.shards
+    return dict(
+        shard_id=s,
+        capacity=share(replay_items(cfg, r.capacity), S, s),
+        kind=r.kind,
+        alpha=r.alpha,
+        beta=r.beta,
+        recency_half_life=r.recency_half_life,
+        n_step=cfg.algo.n_step,
+        gamma=cfg.algo.gamma,
+        seed=cfg.run.seed * 1000 + s,
+        snapshot_dir=str(run_dir / "replay" / f"shard-{s}"),
+        codec=cfg.channel.codec,
+        cold_capacity=share(replay_items(cfg, r.cold_capacity), S, s),
+        cold_dir=shard_cold_dir(r.cold_dir, run_dir, s),
+        **shard_sequences(cfg),
+    )
+
+# %% ../../nbs/11d_replay_loop.ipynb 8
 @patch
 def run(self: ReplayLoop) -> None:
     rt, c, a, job, led = self.rt, self.config, self.config.algo, self.job, self.ledger
@@ -223,9 +231,15 @@ def run(self: ReplayLoop) -> None:
     led.dropped_at_stop(len(self.wind_down(pending)))
     self.books_at_end()
 
-# %% ../../nbs/11d_replay_loop.ipynb 9
+# %% ../../nbs/11d_replay_loop.ipynb 10
 @patch
 def rate_limiter(self: ReplayLoop, n: int) -> tuple[RateLimiter, int]:
+    "The limiter of `replay_rate_limits` for `n` workers, and `max_k`."
+    limits, max_k = replay_rate_limits(self.config, n)
+    return RateLimiter(*limits), max_k
+
+
+def replay_rate_limits(cfg: Config, n: int) -> tuple[tuple, int]:
     """The replay ratio, declared (`03b_rate_limiter`): one insert per segment, one sample per
     gradient step,
     `algo.updates_per_segment` samples per insert from the segment with which `learning_starts`
@@ -234,20 +248,18 @@ def rate_limiter(self: ReplayLoop, n: int) -> tuple[RateLimiter, int]:
     it owes at most
     two calls' worth (a call: at most `max_k` steps, `updates_per_segment` per worker). A segment
     already in flight
-    always fits: `max_diff` leaves room for one from every worker. Returns the limiter and
-    `max_k`."""
-    a = self.config.algo
-    per_segment = self.config.env.num_envs * a.segment_length
+    always fits: `max_diff` leaves room for one from every worker. Returns the limiter's arguments
+    and `max_k` (the planner plays the same limiter, `18_plan_sim`)."""
+    a = cfg.algo
+    per_segment = cfg.env.num_envs * a.segment_length
     # the segment with which learning starts
     first = max(1, math.ceil(a.learning_starts / per_segment))
     # gradient steps per learner call, at most
     max_k = max(1, int(round(a.updates_per_segment * n)))
     lo = (first - 1) * a.updates_per_segment
-    return RateLimiter(
-        a.updates_per_segment, first, lo, lo + 2 * max_k + n * a.updates_per_segment
-    ), max_k
+    return (a.updates_per_segment, first, lo, lo + 2 * max_k + n * a.updates_per_segment), max_k
 
-# %% ../../nbs/11d_replay_loop.ipynb 13
+# %% ../../nbs/11d_replay_loop.ipynb 14
 @patch
 def books_at_end(self: ReplayLoop) -> None:
     """Transitions sent to each shard against what it holds in its books (`added`, carried through
