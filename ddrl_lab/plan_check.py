@@ -19,7 +19,7 @@ from .plan_costs import Calibration, calibrate, format_plan, plan
 
 # %% auto 0
 __all__ = ['GAIN', 'BUSY_RULE', 'PATIENCE_S', 'CASES', 'SKIP', 'saturation', 'describe_saturation', 'verdict', 'plan_figure',
-           'PlanReport', 'plan_report', 'measure', 'compare', 'validate']
+           'PlanReport', 'plan_report', 'unmodelled', 'measure', 'compare', 'validate']
 
 # %% ../nbs/18b_plan_check.ipynb 6
 GAIN = 0.1  # a topology saturates where the next worker count adds less than this
@@ -124,11 +124,12 @@ class PlanReport:
     rows: list
     saturation: list  # one dict per topology
     verdict: str
+    note: str = ""  # what the planner leaves out of this config
 
     def text(self) -> str:
         lines = [format_plan(self.rows), ""]
         lines += [describe_saturation(s, self.rows) for s in self.saturation]
-        return "\n".join(lines + [self.verdict])
+        return "\n".join(lines + [self.note] * bool(self.note) + [self.verdict])
 
     def figure(self, title: str = ""):
         return plan_figure(self.rows, title)
@@ -152,7 +153,24 @@ def plan_report(
         rows,
         [saturation(rows, t) for t in topologies],
         verdict(rows, cfg.run.total_env_steps, patience_s),
+        unmodelled(cfg),
     )
+
+
+def unmodelled(cfg: Config) -> str:
+    "What of `cfg`'s own topology the planner does not model yet ('' when nothing)."
+    mode, learners = cfg.topology.mode, cfg.topology.num_learners
+    if mode in ("central-inference", "on-device"):
+        return (
+            f"not modelled yet: this config's own topology, {mode}; the rows are the topologies "
+            f"of workers on Ray its algorithm could run."
+        )
+    if learners > 1:
+        return (
+            f"not modelled yet: this config's {learners} learners on a parameter plane; the rows "
+            f"have one learner."
+        )
+    return ""
 
 # %% ../nbs/18b_plan_check.ipynb 18
 CASES = (

@@ -42,3 +42,15 @@ def test_bad_plan_input_is_refused_in_one_paragraph(tmp_path, capsys):
         assert main([*PLAN, *argv]) == 2, argv
         err = capsys.readouterr().err
         assert words in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_job_plan_models_replay_for_an_off_policy_config():
+    from ddrl_lab import Job
+
+    report = Job("cartpole-dqn", {"run.runtime": "serial"}).plan(workers=(1, 2, 64))
+    assert [(r["topology"], r["workers"]) for r in report.rows] == [("replay", 1), ("replay", 2), ("replay", 64)]
+    # 64 gradient steps for every segment: the learner sets the pace, more workers add nothing
+    assert report.saturation == [dict(topology="replay", workers=1, component="learner")]
+    assert report.rows[-1]["env_steps_per_s"] < 1.1 * report.rows[0]["env_steps_per_s"]
+    assert report.rows[0]["learner_busy"] > 0.5 and report.verdict.startswith("worth distributing? ")
+    assert [t.name for t in report.figure().data] == ["replay", "replay"]
