@@ -160,7 +160,8 @@ def plan_report(
 def unmodelled(cfg: Config) -> str:
     "What of `cfg`'s own topology the planner does not model yet ('' when nothing)."
     mode, learners = cfg.topology.mode, cfg.topology.num_learners
-    if mode in ("central-inference", "on-device"):
+    if mode == "on-device" or (mode == "central-inference" and cfg.replay.kind != "none"):
+        mode += " (R2D2's replay in the learner)" * (mode == "central-inference")
         return (
             f"not modelled yet: this config's own topology, {mode}; the rows are the topologies "
             f"of workers on Ray its algorithm could run."
@@ -177,6 +178,7 @@ CASES = (
     ("cartpole-ppo", "barrier", {"algo.minibatch_size": 128}),
     ("cartpole-impala", "channel", {}),
     ("cartpole-dqn", "replay", {}),
+    ("cartpole-central", "central", {}),
 )
 SKIP = 0.3  # the first share of a run's rows left out (start-up)
 

@@ -17,13 +17,22 @@ from typing import Optional
 
 from .config import Config
 from .loops.replay import replay_rate_limits
-from .plan_sim import PROFILES, ChannelSpec, Costs, Network, ReplaySpec, Scale, simulate
+from ddrl_lab.plan_sim import (
+    PROFILES,
+    CentralSpec,
+    ChannelSpec,
+    Costs,
+    Network,
+    ReplaySpec,
+    Scale,
+    simulate,
+)
 from .records import flat_config
 
 # %% auto 0
 __all__ = ['CALIBRATED', 'calibrated_keys', 'Calibration', 'quiet', 'runtime_for', 'sample_costs', 'driver_s_per_segment',
-           'segment_update_costs', 'replay_costs', 'calibrate', 'network_of', 'check_plan', 'planned', 'spec_for',
-           'plan', 'format_plan']
+           'segment_update_costs', 'replay_costs', 'calibrate', 'central_costs', 'network_of', 'check_plan', 'planned',
+           'spec_for', 'plan', 'format_plan']
 
 # %% ../nbs/18a_plan_costs.ipynb 5
 CALIBRATED = ("env.", "algo.", "channel.codec", "topology.device", "run.runtime")
@@ -239,9 +248,14 @@ def calibrate(cfg: Config, repeats: int = 9) -> Calibration:
         if cfg.replay.kind != "none":
             quiet()
             learned = replay_costs(cfg, rt, segments, repeats)
+        if "central" in planned(cfg):
+            quiet()
+            seed = central_costs(cfg, rt, repeats, call_s)
     if cfg.replay.kind == "none":
         quiet()
         learned = segment_update_costs(learner, segments, repeats)
+    if "central" in planned(cfg):
+        learned |= seed
     driver_s = driver_s_per_segment(cfg) if cfg.run.runtime == "ray" else 0.0
     costs = Costs(
         sample_s=sample_s,
@@ -254,7 +268,45 @@ def calibrate(cfg: Config, repeats: int = 9) -> Calibration:
     )
     return Calibration(calibrated_keys(cfg), machine_info(), costs, utc_now())
 
-# %% ../nbs/18a_plan_costs.ipynb 10
+# %% ../nbs/18a_plan_costs.ipynb 9
+def central_costs(cfg: Config, rt, repeats: int, call_s: float) -> dict:
+    """Central inference's parts spawned on runtime `rt` as its loop spawns them (a
+    `CentralLearner`, two `EnvWorker`s), timed from here: a worker's step call, and the act call for
+    one and for two workers' results (a line: `act_fixed_s`, `act_s`), each less a call's round trip
+    `call_s`; and the bytes of a step's results."""
+    from ddrl_lab.central import CentralLearner, EnvWorker
+    from ddrl_lab.pools import env_spaces
+
+    learner = rt.spawn(CentralLearner, cfg, *env_spaces(cfg.env), num_cpus=0)
+    workers = [rt.spawn(EnvWorker, cfg, w, num_cpus=0) for w in range(2)]
+    steps = [rt.get(rt.call(w, "first", num_returns=2)[1]) for w in workers]
+    timed = dict(act=[], step=[])
+
+    def step(ids: list) -> None:
+        t0 = time.perf_counter()
+        out = rt.get(rt.call(learner, "act", *[steps[i] for i in ids], num_returns=len(ids)))
+        t1 = time.perf_counter()
+        for i, action in zip(ids, out if len(ids) > 1 else [out]):
+            steps[i] = rt.get(rt.call(workers[i], "step", action, num_returns=2)[1])
+        timed["act"].append(t1 - t0)
+        timed["step"].append((time.perf_counter() - t1) / len(ids))
+
+    medians = {}
+    for ids in ([0], [0, 1]):
+        for v in timed.values():
+            v.clear()
+        for _ in range(3 * repeats):
+            step(ids)
+        medians[len(ids)] = {k: statistics.median(v[repeats:]) for k, v in timed.items()}
+    act_s = max(medians[2]["act"] - medians[1]["act"], 0.0)
+    return dict(
+        env_step_s=max(medians[1]["step"] - call_s, 0.0),
+        act_fixed_s=max(medians[1]["act"] - act_s - call_s, 0.0),
+        act_s=act_s,
+        obs_bytes=len(pickle.dumps(steps[0], protocol=5)),
+    )
+
+# %% ../nbs/18a_plan_costs.ipynb 11
 def network_of(name) -> Network:
     "A profile by name, or a `Network` as it is."
     if isinstance(name, Network):
@@ -275,8 +327,12 @@ def check_plan(workers, network) -> Network:
 
 
 def planned(cfg: Config) -> tuple:
-    "The topologies the planner plays for `cfg`: replay off-policy, the barrier and the channel else."
-    return ("replay",) if cfg.replay.kind != "none" else ("barrier", "channel")
+    """The topologies the planner plays for `cfg`: replay off-policy, else the barrier and the channel,
+    and central inference for a config that runs it."""
+    if cfg.replay.kind != "none":
+        return ("replay",)
+    central = cfg.topology.mode == "central-inference"
+    return ("barrier", "channel") + ("central",) * central
 
 
 def spec_for(cfg: Config, topology: str, n: int):
@@ -287,6 +343,11 @@ def spec_for(cfg: Config, topology: str, n: int):
     if topology == "replay":
         per_segment = cfg.algo.segment_length * cfg.env.num_envs
         return ReplaySpec(*replay_rate_limits(cfg, n), max(1, cfg.replay.capacity // per_segment))
+    if topology == "central":
+        t = cfg.topology
+        return CentralSpec(
+            t.inference_batch, t.inference_timeout_ms / 1000, cfg.algo.segment_length
+        )
     return None
 
 

@@ -15,7 +15,8 @@ import numpy as np
 
 # %% auto 0
 __all__ = ['PROFILES', 'LAGS_PER_UPDATE', 'TOPOLOGIES', 'COUNTED', 'Sim', 'Signal', 'Network', 'Link', 'Costs', 'Scale',
-           'Prediction', 'barrier', 'ChannelSpec', 'channel', 'ReplaySpec', 'replay', 'simulate']
+           'Prediction', 'barrier', 'ChannelSpec', 'channel', 'ReplaySpec', 'replay', 'CentralSpec', 'central',
+           'simulate']
 
 # %% ../nbs/18_plan_sim.ipynb 6
 class Sim:
@@ -115,6 +116,11 @@ class Costs:
     shard_sample_s: float = 0.0  # a replay shard draws one gradient step's transitions
     batch_bytes: int = 0  # one gradient step's transitions as they travel to the learner
     busy_share: float = 1.0  # of a replay learner call, the share its update computes
+    # central inference
+    env_step_s: float = 0.0  # a worker steps its envs once (beyond a call's round trip)
+    act_fixed_s: float = 0.0  # the learner's act call, whatever its batch
+    act_s: float = 0.0  # and per worker in it
+    obs_bytes: int = 0  # a worker's step results as they travel to the learner
 
 
 @dataclasses.dataclass
@@ -151,7 +157,7 @@ class _Books:
         self.factor = np.exp(rng.normal(0.0, scale.spread, scale.workers))
         # segments the learner's side took in: trained (barrier, channel), inserted (replay)
         self.taken = self.dropped = 0
-        self.learner_s = self.driver_s = self.throttled_s = self.shard_s = 0.0
+        self.learner_s = self.driver_s = self.throttled_s = self.shard_s = self.infer_s = 0.0
         self.sampling_s = np.zeros(scale.workers)
         self.lags: list = []
         self.fill_area = 0.0  # integral of the channel's fill over time
@@ -198,7 +204,7 @@ class _Books:
     def prediction(self, seconds: float) -> Prediction:
         c, n = self.costs, self.scale.workers
         busy = {
-            "learner": self.learner_s / seconds,
+            "learner": (self.learner_s + self.infer_s) / seconds,  # updates and inference
             "driver": self.driver_s / seconds,
             "weights link": self.out.busy_s / seconds,
             "segments link": self.inn.busy_s / seconds,
@@ -208,7 +214,7 @@ class _Books:
         name = max(busy, key=busy.get)
         return Prediction(
             env_steps_per_s=self.taken * c.steps_per_segment / seconds,
-            learner_busy=busy["learner"],
+            learner_busy=self.learner_s / seconds,
             lag_p95=float(np.percentile(self.lags, 95)) if self.lags else 0.0,
             channel_fill=self.fill_area / seconds,
             throttled=self.throttled_s / (n * seconds),
@@ -223,6 +229,12 @@ class _Books:
     def sample(self, i: int) -> float:
         "Worker `i` samples a segment: its duration."
         s = self.costs.sample_s * self.factor[i] + self.costs.codec_s
+        self.sampling_s[i] += s
+        return s
+
+    def env_step(self, i: int) -> float:
+        "Worker `i` steps its envs once (central inference): its duration."
+        s = self.costs.env_step_s * self.factor[i]
         self.sampling_s[i] += s
         return s
 
@@ -385,7 +397,88 @@ def replay(sim: Sim, books: _Books, spec: ReplaySpec) -> None:
     sim.process(learner())
 
 # %% ../nbs/18_plan_sim.ipynb 17
-TOPOLOGIES = ("barrier", "channel", "replay")
+@dataclasses.dataclass
+class CentralSpec:
+    "Central inference's settings (`topology.inference_*`, `algo.segment_length`)."
+
+    batch: int = 0  # most workers in one act call (0: all of them)
+    timeout_s: float = 0.002  # longest wait for more workers
+    segment_length: int = 32  # steps of each env in a segment
+
+
+def _alarm(delay: float, signal: Signal):
+    yield delay
+    signal.fire()
+
+
+def central(sim: Sim, books: _Books, spec: CentralSpec) -> None:
+    "SEED-style central inference (`loops/central.py`) as processes: workers, driver, learner."
+    c, n = books.costs, books.scale.workers
+    cap = spec.batch or n
+    ready: deque = deque()  # workers whose step results are in
+    calls: deque = deque()  # act calls waiting at the learner
+    # the driver wakes when the first results are in, and when all are or its wait times out
+    first, wake, queued = Signal(sim), Signal(sim), Signal(sim)
+    acted = [Signal(sim) for _ in range(n)]
+    chosen: list = [[] for _ in range(n)]  # the version that chose each step of a worker's segment
+    done: list = []  # assembled segments' step versions, until one from every worker
+
+    def worker(i):
+        while True:
+            yield from books.compute(books.env_step(i))
+            yield books.inn.send(c.obs_bytes)
+            ready.append(i)
+            if len(ready) == 1:
+                first.fire()
+            if len(ready) == n:
+                wake.fire()
+            yield acted[i]
+            # the act call's result, then the step call: one round trip on the wire (the driver's
+            # CPU for them is its `driver_s`, booked where it acts)
+            yield c.call_s
+
+    def driver():
+        while True:
+            if not ready:
+                yield first
+            deadline = sim.now + spec.timeout_s
+            if len(ready) < n:
+                sim.process(_alarm(spec.timeout_s, wake))
+            while len(ready) < n and sim.now < deadline:
+                yield wake
+            ids = [ready.popleft() for _ in range(min(cap, len(ready)))]
+            yield from books.drive(c.driver_s * len(ids) / spec.segment_length)
+            calls.append(ids)
+            queued.fire()
+
+    def learner():
+        while True:
+            while not calls:
+                yield queued
+            ids = calls.popleft()
+            took = c.act_fixed_s + len(ids) * c.act_s
+            books.infer_s += took
+            yield from books.compute(took)
+            for i in ids:
+                chosen[i].append(books.version)
+                if len(chosen[i]) == spec.segment_length:
+                    done.append(chosen[i])
+                    chosen[i] = []
+            if len(done) >= n:
+                lags = [books.version - v for seg in done for v in seg[:: max(1, len(seg) // 4)]]
+                yield from books.compute(books.update(len(done), lags))
+                books.version += 1
+                done.clear()
+            for i in ids:
+                acted[i].fire()
+
+    for i in range(n):
+        sim.process(worker(i))
+    sim.process(driver())
+    sim.process(learner())
+
+# %% ../nbs/18_plan_sim.ipynb 19
+TOPOLOGIES = ("barrier", "channel", "replay", "central")
 
 
 def simulate(
@@ -411,14 +504,20 @@ def simulate(
             n * (costs.weight_bytes + costs.segment_bytes) / scale.network.bytes_per_s,
         )
         seconds = 300 * unit
+        if topology == "central":  # fifty rounds of a segment from every worker, step by step
+            T, c = (spec or CentralSpec()).segment_length, costs
+            step = c.env_step_s + c.act_fixed_s + c.act_s + c.call_s
+            seconds = 50 * (T * step + n * (T * c.act_s + c.update_s) + c.update_fixed_s)
     sim = Sim()
     books = _Books(sim, scale, costs)
     if topology == "barrier":
         sim.process(barrier(sim, books))
     elif topology == "channel":
         sim.process(channel(sim, books, spec or ChannelSpec()))
-    else:
+    elif topology == "replay":
         replay(sim, books, spec)
+    else:
+        central(sim, books, spec or CentralSpec())
     warm = seconds / 10
     sim.run(warm)
     start = _counters(books)
@@ -426,7 +525,16 @@ def simulate(
     return _since(books, start).prediction(seconds)
 
 
-COUNTED = ("taken", "dropped", "learner_s", "driver_s", "throttled_s", "fill_area", "shard_s")
+COUNTED = (
+    "taken",
+    "dropped",
+    "learner_s",
+    "driver_s",
+    "throttled_s",
+    "fill_area",
+    "shard_s",
+    "infer_s",
+)
 
 
 def _counters(books: _Books) -> dict:
