@@ -54,3 +54,13 @@ def test_job_plan_models_replay_for_an_off_policy_config():
     assert report.rows[-1]["env_steps_per_s"] < 1.1 * report.rows[0]["env_steps_per_s"]
     assert report.rows[0]["learner_busy"] > 0.5 and report.verdict.startswith("worth distributing? ")
     assert [t.name for t in report.figure().data] == ["replay", "replay"]
+
+
+def test_plan_models_central_inference_for_a_config_that_runs_it(capsys):
+    assert main(["plan", "cartpole-central", "--set", "run.runtime=serial", "--workers", "1,2"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    rows = [line.split() for line in out[1 : out.index("")]]
+    assert [r[:2] for r in rows] == [[t, n] for t in ("barrier", "channel", "central") for n in ("1", "2")]
+    central = {int(r[1]): float(r[2]) for r in rows if r[0] == "central"}
+    assert central[2] > central[1] > 0            # a second worker's steps share the act calls
+    assert any(line.startswith("central: ") for line in out) and not any("not modelled" in line for line in out)
