@@ -100,8 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     plan = sub.add_parser(
         "plan",
-        help="predict a config at scale from unit costs measured here (barrier, channel), "
-        "or check the planner against real runs (--validate)",
+        help="predict a config at scale from unit costs measured here (barrier, channel, replay, "
+        "central inference), or check the planner against real runs (--validate)",
     )
     _config_arguments(plan, required=False)
     plan.add_argument(
@@ -123,8 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument(
         "--validate",
         action="store_true",
-        help="no config: predict CartPole's barrier and channel at 1 and 2 workers, run them on "
-        "Ray here and print the errors (minutes)",
+        help="no config: predict each modelled topology on CartPole at 1 and 2 workers, run them "
+        "on Ray here and print the errors (minutes)",
     )
     plan.add_argument("--steps", type=int, default=60_000, help="--validate: env steps per run")
     return p
@@ -280,7 +280,7 @@ def cmd_plan(args) -> int:
     worker count, a network, a calibration, a figure's folder)."""
     from ddrl_lab.config import load_config
     from ddrl_lab.plan_check import plan_report, validate
-    from ddrl_lab.plan_costs import Calibration, calibrate, check_plan
+    from ddrl_lab.plan_costs import Calibration, calibrate, check_plan, worker_counts
 
     if args.validate and args.config is None:
         validate(args.steps)
@@ -293,12 +293,7 @@ def cmd_plan(args) -> int:
         if args.figure and not Path(args.figure).resolve().parent.is_dir():
             raise ValueError(f"--figure {args.figure!r}: its folder does not exist")
         cfg = load_config(args.config, dict(parse_override(o) for o in args.overrides))
-        try:
-            workers = [int(w) for w in args.workers.split(",")]
-        except ValueError:
-            raise ValueError(
-                f"--workers {args.workers!r}: expected whole numbers of at least 1, e.g. 1,2,4,8"
-            ) from None
+        workers = worker_counts(args.workers)
         check_plan(workers, args.network)
         cal = Calibration.load(args.calibration) if args.calibration else calibrate(cfg)
         if args.save_calibration:

@@ -95,11 +95,11 @@ class Job(Steering):
         "The metrics rows so far."
         return self.log.frame()
 
-    def plan(self, workers=(1, 2, 4, 8, 16, 64, 256, 1024), network="10gbe", **kw):
-        "`ddrl-lab plan` for this job's config: a `PlanReport` (`18b_plan_check`; `kw`: its options)."
+    def plan(self, **kw):
+        "`ddrl-lab plan` for this job's config: a `PlanReport` (`kw`: `18b_plan_check.plan_report`'s)."
         from ddrl_lab.plan_check import plan_report
 
-        return plan_report(self.config, workers, network, **kw)
+        return plan_report(self.config, **kw)
 
     def record_episode(self, timeout: float = 60.0, **kw) -> dict:
         """The policy as it is now plays one episode, saved as `episode.gif` / `episode.json` in the

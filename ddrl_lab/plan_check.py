@@ -15,7 +15,7 @@ import numpy as np
 from .config import Config, load_config
 from .criteria import LAG_COLS, lag_quantile
 from .metrics import LAG_BINS
-from .plan_costs import Calibration, calibrate, format_plan, plan
+from .plan_costs import Calibration, calibrate, format_plan, plan, planned
 
 # %% auto 0
 __all__ = ['GAIN', 'BUSY_RULE', 'PATIENCE_S', 'CASES', 'SKIP', 'saturation', 'describe_saturation', 'verdict', 'plan_figure',
@@ -148,10 +148,9 @@ def plan_report(
 ) -> PlanReport:
     "`plan` read: each topology's saturation and the verdict (calibrating `cfg` here unless given)."
     rows = plan(cfg, list(workers), network, calibration, cores)
-    topologies = dict.fromkeys(r["topology"] for r in rows)
     return PlanReport(
         rows,
-        [saturation(rows, t) for t in topologies],
+        [saturation(rows, t) for t in planned(cfg)],
         verdict(rows, cfg.run.total_env_steps, patience_s),
         unmodelled(cfg),
     )
@@ -160,8 +159,9 @@ def plan_report(
 def unmodelled(cfg: Config) -> str:
     "What of `cfg`'s own topology the planner does not model yet ('' when nothing)."
     mode, learners = cfg.topology.mode, cfg.topology.num_learners
-    if mode == "on-device" or (mode == "central-inference" and cfg.replay.kind != "none"):
-        mode += " (R2D2's replay in the learner)" * (mode == "central-inference")
+    if mode == "central-inference" and cfg.replay.kind != "none":
+        mode = "central-inference (R2D2's replay in the learner)"
+    if mode in ("on-device", "central-inference (R2D2's replay in the learner)"):
         return (
             f"not modelled yet: this config's own topology, {mode}; the rows are the topologies "
             f"of workers on Ray its algorithm could run."

@@ -30,9 +30,9 @@ from ddrl_lab.plan_sim import (
 from .records import flat_config
 
 # %% auto 0
-__all__ = ['CALIBRATED', 'calibrated_keys', 'Calibration', 'quiet', 'runtime_for', 'sample_costs', 'driver_s_per_segment',
-           'segment_update_costs', 'replay_costs', 'calibrate', 'central_costs', 'network_of', 'check_plan', 'planned',
-           'spec_for', 'plan', 'format_plan']
+__all__ = ['CALIBRATED', 'WORKERS_EXPECTED', 'calibrated_keys', 'Calibration', 'quiet', 'runtime_for', 'sample_costs',
+           'driver_s_per_segment', 'segment_update_costs', 'replay_costs', 'calibrate', 'central_costs', 'network_of',
+           'worker_counts', 'check_plan', 'planned', 'spec_for', 'plan', 'format_plan']
 
 # %% ../nbs/18a_plan_costs.ipynb 5
 CALIBRATED = ("env.", "algo.", "channel.codec", "topology.device", "run.runtime")
@@ -242,20 +242,20 @@ def calibrate(cfg: Config, repeats: int = 9) -> Calibration:
     quiet()
     weights = fixed_weights(cfg)
     learner = learner_class(cfg)(cfg, *env_spaces(cfg.env), num_threads=1)
+    replay, central = cfg.replay.kind != "none", "central" in planned(cfg)
+    learned = {}  # the learner's side, by topology
     with runtime_for(cfg) as rt:
         call_s, sample_s, made = sample_costs(cfg, rt, weights, 3 * repeats)
         segments = [seg for _, seg in made if seg is not None]
-        if cfg.replay.kind != "none":
+        if replay:
             quiet()
-            learned = replay_costs(cfg, rt, segments, repeats)
-        if "central" in planned(cfg):
+            learned |= replay_costs(cfg, rt, segments, repeats)
+        if central:
             quiet()
-            seed = central_costs(cfg, rt, repeats, call_s)
-    if cfg.replay.kind == "none":
+            learned |= central_costs(cfg, rt, repeats, call_s)
+    if not replay:  # (in this process, the runtime gone)
         quiet()
-        learned = segment_update_costs(learner, segments, repeats)
-    if "central" in planned(cfg):
-        learned |= seed
+        learned |= segment_update_costs(learner, segments, repeats)
     driver_s = driver_s_per_segment(cfg) if cfg.run.runtime == "ray" else 0.0
     costs = Costs(
         sample_s=sample_s,
@@ -316,13 +316,22 @@ def network_of(name) -> Network:
     return PROFILES[name]
 
 
+WORKERS_EXPECTED = "expected whole numbers of at least 1, e.g. 1,2,4,8"
+
+
+def worker_counts(text: str) -> list:
+    "`--workers` as a list of counts (checked by `check_plan`)."
+    try:
+        return [int(w) for w in text.split(",")]
+    except ValueError:
+        raise ValueError(f"--workers {text!r}: {WORKERS_EXPECTED}") from None
+
+
 def check_plan(workers, network) -> Network:
     "Refuse a worker count below 1 or an unknown network before anything is measured."
     bad = [n for n in workers if not (isinstance(n, int) and n >= 1)]
     if bad:
-        raise ValueError(
-            f"--workers {bad[0]!r}: expected whole numbers of at least 1, e.g. 1,2,4,8"
-        )
+        raise ValueError(f"--workers {bad[0]!r}: {WORKERS_EXPECTED}")
     return network_of(network)
 
 

@@ -228,15 +228,15 @@ class _Books:
 
     def sample(self, i: int) -> float:
         "Worker `i` samples a segment: its duration."
-        s = self.costs.sample_s * self.factor[i] + self.costs.codec_s
-        self.sampling_s[i] += s
-        return s
+        return self._work(i, self.costs.sample_s * self.factor[i] + self.costs.codec_s)
 
     def env_step(self, i: int) -> float:
         "Worker `i` steps its envs once (central inference): its duration."
-        s = self.costs.env_step_s * self.factor[i]
-        self.sampling_s[i] += s
-        return s
+        return self._work(i, self.costs.env_step_s * self.factor[i])
+
+    def _work(self, i: int, seconds: float) -> float:
+        self.sampling_s[i] += seconds
+        return seconds
 
 # %% ../nbs/18_plan_sim.ipynb 11
 def barrier(sim: Sim, books: _Books):
@@ -304,13 +304,12 @@ def channel(sim: Sim, books: _Books, spec: ChannelSpec):
             if mine < books.version:
                 mine = books.version
                 yield books.out.send(c.weight_bytes)
-            version = mine
             yield c.call_s
             yield from books.compute(books.sample(i))
             yield books.inn.send(c.segment_bytes)
             yield from books.drive(c.driver_s)  # the driver takes it in
             held[0] -= 1
-            items.append(version)
+            items.append(mine)
             changed()
             data.fire()
 
