@@ -101,7 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
     plan = sub.add_parser(
         "plan",
         help="predict a config at scale from unit costs measured here (barrier, channel, replay, "
-        "central inference), or check the planner against real runs (--validate)",
+        "central inference, the parameter plane, on-device), or check the planner against real "
+        "runs (--validate)",
     )
     _config_arguments(plan, required=False)
     plan.add_argument(

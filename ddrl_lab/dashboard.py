@@ -26,6 +26,7 @@ from .episodes import read_episode
 from .metrics import read_metrics
 from .report import PANELS, lag_columns, spread, style
 from .sliders import knob_slider
+from .plan_page import PlanPage
 
 # %% auto 0
 __all__ = ['HEAL_TRIES', 'Dashboard', 'criteria_strip']
@@ -152,7 +153,9 @@ class Dashboard:
             ]
         self.plots = W.Box([], layout=wrap)
         parts += [W.VBox([self.episode, self.episode_caption]), self.plots]
-        self.widget = W.VBox(parts, layout=W.Layout(width="100%"))
+        self.page = W.VBox(parts, layout=W.Layout(width="100%"))
+        self.plan_page = PlanPage(self.config)  # the config at cluster scale (`13b_plan_page`)
+        self.widget = W.Tab([self.page, self.plan_page.widget], titles=("Run", "Plan"))
         self.refresh()
         self._thread = None
         if self.job is not None:
@@ -565,6 +568,7 @@ def close(self: Dashboard) -> None:
     self._closed.set()
     if self._thread is not None and self._thread is not threading.current_thread():
         self._thread.join(5)
+    self.plan_page.close()
     for w in [
         *self.controls,
         *self._panels.values(),

@@ -15,11 +15,14 @@ import numpy as np
 from .config import Config, load_config
 from .criteria import LAG_COLS, lag_quantile
 from .metrics import LAG_BINS
+from .loops.network import ALL_WORKERS
 from .plan_costs import Calibration, calibrate, format_plan, plan, planned
+from .plan_sim import PROFILES, Network
+from .topologies import parse_fault
 
 # %% auto 0
-__all__ = ['GAIN', 'BUSY_RULE', 'PATIENCE_S', 'CASES', 'SKIP', 'saturation', 'describe_saturation', 'verdict', 'plan_figure',
-           'PlanReport', 'plan_report', 'unmodelled', 'measure', 'compare', 'validate']
+__all__ = ['GAIN', 'BUSY_RULE', 'PATIENCE_S', 'CASES', 'SKIP', 'COUNTED_BY', 'saturation', 'describe_saturation', 'verdict',
+           'plan_figure', 'PlanReport', 'plan_report', 'unmodelled', 'drilled', 'measure', 'compare', 'validate']
 
 # %% ../nbs/18b_plan_check.ipynb 6
 GAIN = 0.1  # a topology saturates where the next worker count adds less than this
@@ -158,18 +161,10 @@ def plan_report(
 
 def unmodelled(cfg: Config) -> str:
     "What of `cfg`'s own topology the planner does not model yet ('' when nothing)."
-    mode, learners = cfg.topology.mode, cfg.topology.num_learners
-    if mode == "central-inference" and cfg.replay.kind != "none":
-        mode = "central-inference (R2D2's replay in the learner)"
-    if mode in ("on-device", "central-inference (R2D2's replay in the learner)"):
+    if cfg.topology.mode == "central-inference" and cfg.replay.kind != "none":
         return (
-            f"not modelled yet: this config's own topology, {mode}; the rows are the topologies "
-            f"of workers on Ray its algorithm could run."
-        )
-    if learners > 1:
-        return (
-            f"not modelled yet: this config's {learners} learners on a parameter plane; the rows "
-            f"have one learner."
+            "not modelled yet: this config's own topology, central-inference (R2D2's replay in "
+            "the learner); the rows are the topologies of workers on Ray its algorithm could run."
         )
     return ""
 
@@ -179,12 +174,35 @@ CASES = (
     ("cartpole-impala", "channel", {}),
     ("cartpole-dqn", "replay", {}),
     ("cartpole-central", "central", {}),
+    ("cartpole-soft", "plane", {}),
+    ("cartpole-ondevice", "on-device", {}),
+    # the barrier again, every worker's weights and segments 30 ms longer in transit each way
+    (
+        "cartpole-ppo",
+        "barrier",
+        {"algo.minibatch_size": 128, "run.faults": ["0:net_delay:*:0.03:3600"]},
+    ),
 )
 SKIP = 0.3  # the first share of a run's rows left out (start-up)
 
 
-def measure(preset: str, overrides: dict, workers: int, steps: int) -> dict:
-    "A real Ray run of `preset` with `workers`: median env steps/s and learner busy, p95 version lag."
+COUNTED_BY = {"on-device": "topology.num_learners"}  # what a topology's "workers" are
+
+
+def drilled(cfg: Config, base: Network = PROFILES["loopback"]) -> Network:
+    """The network a config's `net_delay` drills make, where they delay every worker from the start:
+    `base` with their delay added to its latency (a transfer each way, as the model's links add it)."""
+    extra = 0.0
+    for i, spec in enumerate(cfg.run.faults):
+        at, fault, worker, value, _ = parse_fault(spec, i)
+        if fault == "net_delay" and worker == ALL_WORKERS and at == 0:
+            extra = max(extra, value)
+    return Network(base.latency_s + extra, base.bytes_per_s)
+
+
+def measure(preset: str, topology: str, overrides: dict, workers: int, steps: int) -> dict:
+    """A real Ray run of `preset` with `workers` (of `topology`: on-device, members): median env
+    steps/s and learner busy, p95 version lag."""
     from ddrl_lab.job import Job
 
     with tempfile.TemporaryDirectory(prefix="ddrl-validate-") as out:
@@ -193,7 +211,7 @@ def measure(preset: str, overrides: dict, workers: int, steps: int) -> dict:
             {
                 **overrides,
                 "run.runtime": "ray",
-                "topology.num_workers": workers,
+                COUNTED_BY.get(topology, "topology.num_workers"): workers,
                 "run.total_env_steps": steps,
                 "run.target_return": None,
                 "run.log_interval_s": 1.0,
@@ -237,13 +255,18 @@ def validate(
     worst = dict(throughput=0.0, busy=0.0, lag=0.0)
     for preset, topology, overrides in cases:
         cfg = load_config(preset, {**overrides, "run.runtime": "ray"})
-        rows = plan(cfg, list(workers), "loopback", calibrate(cfg), cores=cores)
+        # calibrated without the drills (a drill would slow what the calibration times)
+        calibration = calibrate(
+            load_config(preset, {**overrides, "run.runtime": "ray", "run.faults": []})
+        )
+        rows = plan(cfg, list(workers), drilled(cfg), calibration, cores=cores)
+        drill = f", {', '.join(cfg.run.faults)}" if cfg.run.faults else ""
         for p in (r for r in rows if r["topology"] == topology):
-            m = measure(preset, overrides, p["workers"], steps)
+            m = measure(preset, topology, overrides, p["workers"], steps)
             e = compare(p, m)
             worst = {k: max(v, abs(e[k])) for k, v in worst.items()}
             say(
-                f"{topology} ({preset}), {p['workers']} worker(s): env steps/s "
+                f"{topology} ({preset}{drill}), {p['workers']} worker(s): env steps/s "
                 f"{p['env_steps_per_s']} predicted, {m['env_steps_per_s']:.0f} measured "
                 f"({e['throughput'] * 100:+.0f} %); learner busy {p['learner_busy']:.2f} vs "
                 f"{m['learner_busy']:.2f} ({e['busy']:+.2f}); lag p95 {_lag(p['lag_p95'])} vs "

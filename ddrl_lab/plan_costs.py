@@ -17,6 +17,8 @@ from typing import Optional
 
 from .config import Config
 from .loops.replay import replay_rate_limits
+from .loops.plane import is_plane
+from .plan_plane import PlaneSpec
 from ddrl_lab.plan_sim import (
     PROFILES,
     CentralSpec,
@@ -31,11 +33,20 @@ from .records import flat_config
 
 # %% auto 0
 __all__ = ['CALIBRATED', 'WORKERS_EXPECTED', 'calibrated_keys', 'Calibration', 'quiet', 'runtime_for', 'sample_costs',
-           'driver_s_per_segment', 'segment_update_costs', 'replay_costs', 'calibrate', 'central_costs', 'network_of',
-           'worker_counts', 'check_plan', 'planned', 'spec_for', 'plan', 'format_plan']
+           'driver_s_per_segment', 'segment_update_costs', 'device_costs', 'ring_step_s', 'plane_calls', 'replay_costs',
+           'calibrate', 'central_costs', 'network_of', 'worker_counts', 'check_plan', 'planned', 'spec_for', 'plan',
+           'format_plan']
 
 # %% ../nbs/18a_plan_costs.ipynb 5
-CALIBRATED = ("env.", "algo.", "channel.codec", "topology.device", "run.runtime")
+CALIBRATED = (
+    "env.",
+    "algo.",
+    "channel.codec",
+    "topology.device",
+    "run.runtime",
+    "sync.mode",
+    "sync.aggregation",
+)
 
 
 def calibrated_keys(cfg: Config) -> dict:
@@ -174,6 +185,95 @@ def segment_update_costs(learner, segments: list, repeats: int) -> dict:
     return dict(update_s=per_segment, update_fixed_s=max(one - per_segment, 0.0))
 
 
+def device_costs(cfg: Config, repeats: int) -> Costs:
+    """The all-on-device loop's parts, in this process: a `DeviceTrainer` made as the loop makes it
+    (with the torch threads it takes alone; this process's own are restored after) rolls out and
+    updates, each a median (`sample_s`, `update_fixed_s`), with the optimizer steps in an update
+    (`opt_steps`), the flat weights' bytes and a call's round trip on the config's runtime."""
+    import torch
+
+    from ddrl_lab.loops.device import DeviceTrainer
+
+    threads = torch.get_num_threads()
+    try:
+        core = DeviceTrainer(cfg).core
+        core.rollout()
+        core.learn()
+        sample_s = _median_s(core.rollout, repeats)
+        before = core.opt.t
+        update_s = _median_s(core.learn, repeats)
+        opt_steps = (core.opt.t - before) / repeats
+        weight_bytes = core.flat.numel() * core.flat.element_size()
+    finally:
+        torch.set_num_threads(threads)
+    call_s = driver_s = 0.0  # (in one process: none)
+    if cfg.run.runtime == "ray":
+        with runtime_for(cfg) as rt:
+            echo = rt.spawn(_Echo, num_cpus=0)
+            rt.get(rt.call(echo, "back", None))
+            call_s = _median_s(lambda: rt.get(rt.call(echo, "back", None)), 20 * repeats)
+        quiet()
+        driver_s = driver_s_per_segment(cfg)
+    quiet()
+    return Costs(
+        sample_s=sample_s,
+        update_fixed_s=update_s,
+        weight_bytes=weight_bytes,
+        steps_per_segment=cfg.algo.segment_length * cfg.env.num_envs,
+        call_s=call_s,
+        driver_s=driver_s,
+        opt_steps=opt_steps,
+        ring_step_s=ring_step_s(core.flat.numel()),
+    )
+
+
+def ring_step_s(size: int, seconds: float = 0.5) -> float:
+    """A ring step's own cost beyond the network's latency and bandwidth: an all-reduce of `size`
+    floats between two processes here (gloo, `bench collectives`' timing) less what the loopback
+    profile says its two steps take, halved."""
+    from ddrl_lab.bench_collectives import timing
+    from ddrl_lab.collectives import run_group
+    from ddrl_lab.plan_plane import ring_s
+
+    took = run_group(2, timing, {"gradient": size}, seconds)[("gradient", "allreduce")][0]
+    return max(took - ring_s(4 * size, 2, PROFILES["loopback"]), 0.0) / 2
+
+
+def plane_calls(cfg: Config, rt, segments: list, call_s: float) -> dict:
+    """The parameter plane's own parts spawned on runtime `rt` as its loop spawns them, timed from
+    here less a call's round trip `call_s`: a learner's call on one segment with the server's
+    weights (a one-step local round in soft mode; else gradients: `plane_call_raw_s`, updates
+    included), and the server applying what it returned (`apply_s`; hybrid: taking published
+    weights). All-reduce learners call `update` itself: nothing of their own."""
+    from ddrl_lab.algorithms import learner_class
+    from ddrl_lab.pools import env_spaces
+    from ddrl_lab.sync import ParameterServer
+
+    aggregation, soft = cfg.sync.aggregation, cfg.sync.mode == "soft"
+    if aggregation == "allreduce":
+        return {}
+    spaces = env_spaces(cfg.env)
+    server = rt.spawn(ParameterServer, cfg, *spaces, num_cpus=0)
+    weights = rt.call(server, "get_weights")
+    if aggregation == "hybrid":
+        publish = lambda _: rt.get(rt.call(server, "publish", weights))
+        return dict(apply_s=max(_median_each(publish, segments) - call_s, 0.0))
+    learner = rt.spawn(learner_class(cfg), cfg, *spaces, num_cpus=0)
+    results: list = []
+
+    def call(seg) -> None:
+        kind = ("local_round", weights, seg) if soft else ("gradients", weights, seg)
+        results.append(rt.call(learner, *kind, **({"steps": 1} if soft else {})))
+        rt.get(results[-1])
+
+    raw = _median_each(call, segments)
+    apply = lambda r: rt.get(rt.call(server, "apply_deltas" if soft else "apply_round", r))
+    return dict(
+        plane_call_raw_s=max(raw - call_s, 0.0),
+        apply_s=max(_median_each(apply, results) - call_s, 0.0),
+    )
+
+
 def replay_costs(cfg: Config, rt, segments: list, repeats: int) -> dict:
     """Replay shards and a learner spawned on runtime `rt` as the replay loop spawns them, the
     segments in; then the learner's call as the loop makes it, timed from here: the shards' draws,
@@ -239,6 +339,11 @@ def calibrate(cfg: Config, repeats: int = 9) -> Calibration:
     from ddrl_lab.pools import env_spaces
     from ddrl_lab.run_dir import utc_now
 
+    if cfg.topology.mode == "on-device":
+        quiet()
+        return Calibration(
+            calibrated_keys(cfg), machine_info(), device_costs(cfg, repeats), utc_now()
+        )
     quiet()
     weights = fixed_weights(cfg)
     learner = learner_class(cfg)(cfg, *env_spaces(cfg.env), num_threads=1)
@@ -253,9 +358,18 @@ def calibrate(cfg: Config, repeats: int = 9) -> Calibration:
         if central:
             quiet()
             learned |= central_costs(cfg, rt, repeats, call_s)
+        if is_plane(cfg):
+            quiet()
+            plane = plane_calls(cfg, rt, segments, call_s)
     if not replay:  # (in this process, the runtime gone)
         quiet()
         learned |= segment_update_costs(learner, segments, repeats)
+    if is_plane(cfg):  # a learner's call beyond the update in it
+        raw = plane.pop("plane_call_raw_s", 0.0)
+        plane["plane_call_s"] = max(raw - learned["update_fixed_s"] - learned["update_s"], 0.0)
+        if cfg.sync.aggregation != "parameter-server":  # (float32 weights: 4 bytes each)
+            plane["ring_step_s"] = ring_step_s(len(pickle.dumps(weights, protocol=5)) // 4)
+        learned |= plane
     driver_s = driver_s_per_segment(cfg) if cfg.run.runtime == "ray" else 0.0
     costs = Costs(
         sample_s=sample_s,
@@ -338,10 +452,12 @@ def check_plan(workers, network) -> Network:
 def planned(cfg: Config) -> tuple:
     """The topologies the planner plays for `cfg`: replay off-policy, else the barrier and the channel,
     and central inference for a config that runs it."""
+    if cfg.topology.mode == "on-device":
+        return ("on-device",)
     if cfg.replay.kind != "none":
         return ("replay",)
     central = cfg.topology.mode == "central-inference"
-    return ("barrier", "channel") + ("central",) * central
+    return ("barrier", "channel") + ("central",) * central + ("plane",) * is_plane(cfg)
 
 
 def spec_for(cfg: Config, topology: str, n: int):
@@ -357,6 +473,10 @@ def spec_for(cfg: Config, topology: str, n: int):
         return CentralSpec(
             t.inference_batch, t.inference_timeout_ms / 1000, cfg.algo.segment_length
         )
+    if topology == "plane":
+        s = cfg.sync
+        stale = s.max_staleness if s.mode == "async" and s.stale_policy == "drop" else None
+        return PlaneSpec(s.mode, s.aggregation, s.local_steps, s.window_ms / 1000, stale)
     return None
 
 
@@ -376,7 +496,8 @@ def plan(
     rows = []
     for topology in planned(cfg):
         for n in workers:
-            scale = Scale(n, net, cores=cores, shards=cfg.replay.shards)
+            learners = {"plane": cfg.topology.num_learners, "on-device": n}.get(topology, 1)
+            scale = Scale(n, net, cores=cores, shards=cfg.replay.shards, learners=learners)
             p = simulate(topology, calibration.costs, scale, spec_for(cfg, topology, n))
             rows.append(
                 dict(

@@ -121,6 +121,11 @@ class Costs:
     act_fixed_s: float = 0.0  # the learner's act call, whatever its batch
     act_s: float = 0.0  # and per worker in it
     obs_bytes: int = 0  # a worker's step results as they travel to the learner
+    # the parameter plane
+    apply_s: float = 0.0  # the parameter server applies one gradient or delta
+    plane_call_s: float = 0.0  # a learner's gradients / local-round call beyond its updates
+    opt_steps: float = 1.0  # optimizer steps in one update (on-device: an all-reduce each)
+    ring_step_s: float = 0.0  # a ring all-reduce step's own cost beyond the network's (gloo's)
 
 
 @dataclasses.dataclass
@@ -133,6 +138,7 @@ class Scale:
     seed: int = 0
     cores: Optional[int] = None  # CPU cores workers, learner and driver share (None: one each)
     shards: int = 1  # replay shards
+    learners: int = 1  # learners on the parameter plane
 
 
 @dataclasses.dataclass
@@ -158,6 +164,9 @@ class _Books:
         # segments the learner's side took in: trained (barrier, channel), inserted (replay)
         self.taken = self.dropped = 0
         self.learner_s = self.driver_s = self.throttled_s = self.shard_s = self.infer_s = 0.0
+        self.server_s = 0.0  # the parameter server's applying
+        self.ring_s = 0.0  # all-reduce rings among learners
+        self.inn_carries = "segments"  # what the learner's side takes in (the plane: gradients)
         self.sampling_s = np.zeros(scale.workers)
         self.lags: list = []
         self.fill_area = 0.0  # integral of the channel's fill over time
@@ -202,25 +211,27 @@ class _Books:
         return busy
 
     def prediction(self, seconds: float) -> Prediction:
-        c, n = self.costs, self.scale.workers
+        c, n, L = self.costs, self.scale.workers, self.scale.learners
         busy = {
-            "learner": (self.learner_s + self.infer_s) / seconds,  # updates and inference
+            "learner": (self.learner_s + self.infer_s) / (L * seconds),  # updates and inference
             "driver": self.driver_s / seconds,
             "weights link": self.out.busy_s / seconds,
-            "segments link": self.inn.busy_s / seconds,
+            f"{self.inn_carries} link": self.inn.busy_s / seconds,
             "workers": float(self.sampling_s.mean()) / seconds,
             "replay shards": self.shard_s / (self.scale.shards * seconds),
+            "parameter server": self.server_s / seconds,
+            "all-reduce ring": self.ring_s / seconds,
         }
         name = max(busy, key=busy.get)
         return Prediction(
             env_steps_per_s=self.taken * c.steps_per_segment / seconds,
-            learner_busy=self.learner_s / seconds,
+            learner_busy=self.learner_s / (L * seconds),
             lag_p95=float(np.percentile(self.lags, 95)) if self.lags else 0.0,
             channel_fill=self.fill_area / seconds,
             throttled=self.throttled_s / (n * seconds),
             link_bytes_per_s={
                 "weights": self.out.bytes / seconds,
-                "segments": self.inn.bytes / seconds,
+                self.inn_carries: self.inn.bytes / seconds,
             },
             busiest=(name, round(busy[name], 3)),
             dropped_stale=self.dropped,
@@ -477,7 +488,7 @@ def central(sim: Sim, books: _Books, spec: CentralSpec) -> None:
     sim.process(learner())
 
 # %% ../nbs/18_plan_sim.ipynb 19
-TOPOLOGIES = ("barrier", "channel", "replay", "central")
+TOPOLOGIES = ("barrier", "channel", "replay", "central", "plane", "on-device")
 
 
 def simulate(
@@ -487,7 +498,8 @@ def simulate(
     spec=None,
     seconds: Optional[float] = None,
 ) -> Prediction:
-    """`topology` (barrier, channel with a `ChannelSpec`, replay with a `ReplaySpec`) for `seconds`
+    """`topology` (barrier, channel with a `ChannelSpec`, replay with a `ReplaySpec`, central with a
+    `CentralSpec`, plane with a `PlaneSpec` of `plan_plane`, on-device) for `seconds`
     of simulated time (default: about 300 of the slowest part's units of work), after a warm-up of a
     tenth of that."""
     if topology not in TOPOLOGIES:
@@ -501,6 +513,7 @@ def simulate(
             costs.update_fixed_s + n * costs.update_s,
             costs.update_fixed_s + (spec.max_k if topology == "replay" else 0) * costs.step_s,
             n * (costs.weight_bytes + costs.segment_bytes) / scale.network.bytes_per_s,
+            spec.round_s(costs) if topology == "plane" else 0.0,
         )
         seconds = 300 * unit
         if topology == "central":  # fifty rounds of a segment from every worker, step by step
@@ -515,6 +528,14 @@ def simulate(
         sim.process(channel(sim, books, spec or ChannelSpec()))
     elif topology == "replay":
         replay(sim, books, spec)
+    elif topology == "plane":
+        from ddrl_lab.plan_plane import plane
+
+        plane(sim, books, spec)
+    elif topology == "on-device":
+        from ddrl_lab.plan_plane import device
+
+        sim.process(device(sim, books))
     else:
         central(sim, books, spec or CentralSpec())
     warm = seconds / 10
@@ -533,6 +554,8 @@ COUNTED = (
     "fill_area",
     "shard_s",
     "infer_s",
+    "server_s",
+    "ring_s",
 )
 
 
@@ -551,6 +574,7 @@ def _counters(books: _Books) -> dict:
 def _since(books: _Books, start: dict) -> _Books:
     "Books of what happened after `start`."
     out = _Books(books.sim, books.scale, books.costs)
+    out.inn_carries = books.inn_carries
     for k in COUNTED:
         setattr(out, k, getattr(books, k) - start[k])
     out.sampling_s = books.sampling_s - start["sampling_s"]

@@ -66,3 +66,15 @@ def test_plan_models_central_inference_for_a_config_that_runs_it(capsys):
     central = {int(r[1]): float(r[2]) for r in rows if r[0] == "central"}
     assert central[2] > central[1] > 0            # a second worker's steps share the act calls
     assert any(line.startswith("central: ") for line in out) and not any("not modelled" in line for line in out)
+
+
+def test_plan_models_the_parameter_plane_and_on_device_groups(capsys):
+    for preset, topologies in (("cartpole-soft", ("barrier", "channel", "plane")), ("cartpole-ondevice", ("on-device",))):
+        assert main(["plan", preset, "--set", "run.runtime=serial", "--workers", "1,2"]) == 0
+        out = capsys.readouterr().out.splitlines()
+        rows = [line.split() for line in out[1 : out.index("")]]
+        assert [r[:2] for r in rows] == [[t, n] for t in topologies for n in ("1", "2")], rows
+        rate = {(r[0], int(r[1])): float(r[2]) for r in rows}
+        assert rate[(topologies[-1], 2)] > rate[(topologies[-1], 1)] > 0, rate
+        assert any(line.startswith(f"{topologies[-1]}: ") for line in out)
+        assert not any("not modelled" in line for line in out)

@@ -150,13 +150,14 @@ class DeviceTrainer:
 def merged(infos: list[dict]) -> dict:
     """One update of a data-parallel group as the job folds it in: every member's trained segments,
     episodes and lags,
-    the slowest member's update time, and rank 0's losses, version and incarnation."""
+    the members' update times added up (the rows' busy share is per learner), and rank 0's losses,
+    version and incarnation."""
     if len(infos) == 1:
         return infos[0]
     return dict(
         infos[0],
         trained=sum(i["trained"] for i in infos),
-        update_s=max(i["update_s"] for i in infos),
+        update_s=sum(i["update_s"] for i in infos),
         episode_returns=[r for i in infos for r in i["episode_returns"]],
         version_lags=[l for i in infos for l in i["version_lags"]],
     )
