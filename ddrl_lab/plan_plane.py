@@ -72,6 +72,7 @@ def _ring(books: _Books, rings: float = 1.0):
     took = rings * ring_s(c.weight_bytes, books.scale.learners, slower)
     books.ring_s += took
     yield took
+    return took
 
 
 def _serve(books: _Books, seconds: float):
@@ -210,9 +211,10 @@ def device(sim: Sim, books: _Books):
 
     while True:
         yield from _all(sim, [rollout(i) for i in range(D)])
-        books.taken += D
-        books.learn(D * c.update_fixed_s, [0] * D)
         yield from _all(sim, [books.compute(c.update_fixed_s) for _ in range(D)])
-        yield from _ring(books, c.opt_steps)
+        ring = yield from _ring(books, c.opt_steps)
+        books.taken += D
+        books.learn(D * (c.update_fixed_s + ring), [0] * D)  # (a member's update holds its rings)
+        books.ring_held_s += D * ring
         yield from books.drive(D * c.driver_s)  # the driver folds every member's step in
         books.version += 1

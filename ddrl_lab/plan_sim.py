@@ -166,6 +166,7 @@ class _Books:
         self.learner_s = self.driver_s = self.throttled_s = self.shard_s = self.infer_s = 0.0
         self.server_s = 0.0  # the parameter server's applying
         self.ring_s = 0.0  # all-reduce rings among learners
+        self.ring_held_s = 0.0  # of `learner_s`, the learners' time in rings (busy, not computing)
         self.inn_carries = "segments"  # what the learner's side takes in (the plane: gradients)
         self.sampling_s = np.zeros(scale.workers)
         self.lags: list = []
@@ -213,7 +214,8 @@ class _Books:
     def prediction(self, seconds: float) -> Prediction:
         c, n, L = self.costs, self.scale.workers, self.scale.learners
         busy = {
-            "learner": (self.learner_s + self.infer_s) / (L * seconds),  # updates and inference
+            # updates and inference
+            "learner": (self.learner_s - self.ring_held_s + self.infer_s) / (L * seconds),
             "driver": self.driver_s / seconds,
             "weights link": self.out.busy_s / seconds,
             f"{self.inn_carries} link": self.inn.busy_s / seconds,
@@ -556,6 +558,7 @@ COUNTED = (
     "infer_s",
     "server_s",
     "ring_s",
+    "ring_held_s",
 )
 
 
