@@ -90,10 +90,13 @@ def column_batches(
         raise ValueError(f"chunks of {chunk} steps do not divide segments of {T}")
     if len(order) != M * (T // chunk):
         raise ValueError(f"order has {len(order)} pieces, expected {M * (T // chunk)}")
-    start = (order // M) * chunk
-    env = order % M
-    steps = torch.arange(chunk, device=order.device)
-    flat = (start[None, :] + steps[:, None]) * M + env[None, :]
+    if chunk == 1:  # a piece is one step: `order` is the flat step indices
+        flat = order[None, :]
+    else:
+        start = (order // M) * chunk
+        env = order % M
+        steps = torch.arange(chunk, device=order.device)
+        flat = (start[None, :] + steps[:, None]) * M + env[None, :]
     per = max(1, minibatch_size // chunk)
     return list(flat.split(per, dim=1))
 

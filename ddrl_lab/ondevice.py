@@ -412,6 +412,10 @@ class OnDevicePPO(OnDeviceLoop):
         epoch)."""
         T, M = b["obs"].shape[:2]
         order = torch.randperm(M * (T // chunk), generator=self.gen, device=self.device)
+        if chunk == 1 and not self.recurrent:  # single steps: no state, no episode starts to cross
+            return minibatches(
+                {k: v for k, v in b.items() if k != "first"}, order, 1, minibatch_size
+            )
         with self._autocast():
             b = dict(b, state0=states_before(self.model, b["obs"], self.h0, b["first"], chunk))
         return minibatches(b, order, chunk, minibatch_size)
