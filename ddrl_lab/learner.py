@@ -385,6 +385,8 @@ def local_round(self: Learner, weights: Optional[dict], *segments, steps: int = 
     base, start, infos = self.version, self.params(), []
     per = max(1, len(segments) // steps)
     for j in range(steps):
+        # each local step at the global version the round started from (its segments' lags too)
+        self.version = base
         infos.append(self.update(*segments[j * per : (j + 1) * per]))
     delta = [after - before for after, before in zip(self.params(), start)]
     # local steps do not make global versions: the server does
