@@ -32,13 +32,13 @@ class PlanPage:
         self.button = W.Button(description="Plan", icon="sitemap")
         self.button.on_click(lambda _: self.start())
         self.text = W.HTML("Plan this config at scale: worker counts, a network, then Plan.")
-        self.figure = go.FigureWidget()
-        controls = W.HBox([self.workers, self.network, self.button])
-        self.widget = W.VBox([controls, self.text, self.figure])
+        self.figure = go.FigureWidget()  # (on the page once there is a plan: no blank panel)
+        self.controls = W.HBox([self.workers, self.network, self.button])
+        self.widget = W.VBox([self.controls, self.text])
         self._thread: Optional[threading.Thread] = None
 
     def close(self) -> None:
-        for w in (*self.widget.children[0].children, self.text, self.figure, self.widget):
+        for w in (*self.controls.children, self.controls, self.text, self.figure, self.widget):
             w.close()
 
     def start(self) -> threading.Thread:
@@ -72,4 +72,5 @@ class PlanPage:
             self.figure.data = []
             self.figure.add_traces(fig.data)
             self.figure.layout = fig.layout
+        self.widget.children = (self.controls, self.text, self.figure)
         return True
