@@ -508,6 +508,8 @@ def simulate(
         raise ValueError(f"topology {topology!r}: expected one of {', '.join(TOPOLOGIES)}")
     if scale.workers < 1:
         raise ValueError(f"workers = {scale.workers}: expected at least 1")
+    if topology == "plane" and spec is None:
+        raise ValueError("topology 'plane': expected a PlaneSpec (plan_plane) as spec")
     n = scale.workers
     if seconds is None:
         unit = max(

@@ -515,6 +515,7 @@ class HybridLoop(PlaneLoop):
         version = led.rows.version
         ready, pending, idle_workers = deque(), {}, set(range(W))
         round_refs, checked, t0, stale = None, set(), 0.0, []
+        republish_at = 4 * W  # stale drops since the last round that make it publish again
         while job.running():
             job.apply_knobs()
             # backpressure: a short queue
@@ -529,6 +530,15 @@ class HybridLoop(PlaneLoop):
                     version - v for v, _ in ready if version - v > self.knobs["max_staleness"]
                 ]
                 ready = deque(fresh)
+                # a server restarted after the last publish serves older weights than the learners'
+                # (every segment made with them is stale, and no round comes): publish again
+                if len(stale) >= republish_at:
+                    server = self.publish()
+                    weights, version = (
+                        rt.call(self.learner, "get_weights"),
+                        server["policy_version"],
+                    )
+                    republish_at = len(stale) + 4 * W
                 if len(ready) >= per * L:
                     segs = [ready.popleft() for _ in range(per * L)]
                     lags = [version - v for v, _ in segs]
@@ -558,7 +568,7 @@ class HybridLoop(PlaneLoop):
                 info = self.merge(infos, server)
                 info["dropped_stale"] += len(stale)
                 info["dropped_lags"] += stale
-                stale = []
+                stale, republish_at = [], 4 * W
                 if job.trained(info):
                     break
         # wind down: the round in flight finishes and is counted; queued and in-flight segments are
