@@ -32,10 +32,10 @@ from ddrl_lab.plan_sim import (
 from .records import flat_config
 
 # %% auto 0
-__all__ = ['CALIBRATED', 'WORKERS_EXPECTED', 'calibrated_keys', 'Calibration', 'quiet', 'runtime_for', 'sample_costs',
-           'driver_s_per_segment', 'segment_update_costs', 'device_costs', 'ring_step_s', 'plane_calls', 'replay_costs',
-           'calibrate', 'central_costs', 'network_of', 'worker_counts', 'check_plan', 'planned', 'spec_for', 'plan',
-           'format_plan']
+__all__ = ['CALIBRATED', 'WORKERS_EXPECTED', 'calibrated_keys', 'Calibration', 'quiet', 'runtime_for', 'call_round_trip',
+           'sample_costs', 'driver_s_per_segment', 'segment_update_costs', 'device_costs', 'ring_step_s', 'plane_calls',
+           'replay_costs', 'calibrate', 'central_costs', 'network_of', 'worker_counts', 'check_plan', 'planned',
+           'spec_for', 'plan', 'format_plan']
 
 # %% ../nbs/18a_plan_costs.ipynb 5
 CALIBRATED = (
@@ -141,6 +141,13 @@ class _Echo:
         return x
 
 
+def call_round_trip(rt, payload, repeats: int) -> float:
+    "The median round trip of a remote call carrying `payload` on runtime `rt` (an echo; one warms up)."
+    echo = rt.spawn(_Echo, num_cpus=0)
+    rt.get(rt.call(echo, "back", payload))
+    return _median_s(lambda: rt.get(rt.call(echo, "back", payload)), repeats)
+
+
 def sample_costs(cfg: Config, rt, weights: dict, repeats: int) -> tuple[float, float, list]:
     """A worker spawned on runtime `rt` as a job spawns it produces segments, each with new weights as
     a running job sends them (four first ones warm up), timed from here, beside an echo of the
@@ -148,9 +155,7 @@ def sample_costs(cfg: Config, rt, weights: dict, repeats: int) -> tuple[float, f
     segment) pairs made)."""
     from ddrl_lab.runner import EnvRunner
 
-    echo = rt.spawn(_Echo, num_cpus=0)
-    rt.get(rt.call(echo, "back", weights))
-    call_s = _median_s(lambda: rt.get(rt.call(echo, "back", weights)), 20 * repeats)
+    call_s = call_round_trip(rt, weights, 20 * repeats)
     worker = rt.spawn(EnvRunner, cfg, 0, spread=True)
     made = []
     fresh = lambda: {**weights, "version": len(made) + 1}
@@ -209,9 +214,7 @@ def device_costs(cfg: Config, repeats: int) -> Costs:
     call_s = driver_s = 0.0  # (in one process: none)
     if cfg.run.runtime == "ray":
         with runtime_for(cfg) as rt:
-            echo = rt.spawn(_Echo, num_cpus=0)
-            rt.get(rt.call(echo, "back", None))
-            call_s = _median_s(lambda: rt.get(rt.call(echo, "back", None)), 20 * repeats)
+            call_s = call_round_trip(rt, None, 20 * repeats)
         quiet()
         driver_s = driver_s_per_segment(cfg)
     quiet()
