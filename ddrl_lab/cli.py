@@ -127,7 +127,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="no config: predict each modelled topology on CartPole at 1 and 2 workers, run them "
         "on Ray here and print the errors (minutes)",
     )
-    plan.add_argument("--steps", type=int, default=60_000, help="--validate: env steps per run")
+    plan.add_argument(
+        "--steps",
+        type=int,
+        default=60_000,
+        help="--validate: env steps per run (or 12 s of them at the predicted rate, if more)",
+    )
     return p
 
 

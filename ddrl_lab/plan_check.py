@@ -21,8 +21,9 @@ from .plan_sim import PROFILES, Network
 from .topologies import parse_fault
 
 # %% auto 0
-__all__ = ['GAIN', 'BUSY_RULE', 'PATIENCE_S', 'CASES', 'SKIP', 'COUNTED_BY', 'saturation', 'describe_saturation', 'verdict',
-           'plan_figure', 'PlanReport', 'plan_report', 'unmodelled', 'drilled', 'measure', 'compare', 'validate']
+__all__ = ['GAIN', 'BUSY_RULE', 'PATIENCE_S', 'CASES', 'SKIP', 'MIN_RUN_S', 'COUNTED_BY', 'saturation', 'describe_saturation',
+           'verdict', 'plan_figure', 'PlanReport', 'plan_report', 'unmodelled', 'drilled', 'measure', 'compare',
+           'validate']
 
 # %% ../nbs/18b_plan_check.ipynb 6
 GAIN = 0.1  # a topology saturates where the next worker count adds less than this
@@ -184,6 +185,7 @@ CASES = (
     ),
 )
 SKIP = 0.3  # the first share of a run's rows left out (start-up)
+MIN_RUN_S = 12.0  # a measured run's least length, at the predicted rate (its rows: one a second)
 
 
 COUNTED_BY = {"on-device": "topology.num_learners"}  # what a topology's "workers" are
@@ -249,7 +251,8 @@ def validate(
     cases=CASES,
     say: Callable = print,
 ) -> float:
-    """Predicted against measured for each case at each worker count, one line each; returns the
+    """Predicted against measured for each case at each worker count, one line each (each run
+    `steps` env steps, or `MIN_RUN_S` of them at the predicted rate if that is more); returns the
     worst relative throughput error (also the last line said)."""
     cores = len(os.sched_getaffinity(0))
     worst = dict(throughput=0.0, busy=0.0, lag=0.0)
@@ -262,7 +265,9 @@ def validate(
         rows = plan(cfg, list(workers), drilled(cfg), calibration, cores=cores)
         drill = f", {', '.join(cfg.run.faults)}" if cfg.run.faults else ""
         for p in (r for r in rows if r["topology"] == topology):
-            m = measure(preset, topology, overrides, p["workers"], steps)
+            # at least MIN_RUN_S at the predicted rate: a median over enough rows
+            run_steps = max(steps, int(p["env_steps_per_s"] * MIN_RUN_S))
+            m = measure(preset, topology, overrides, p["workers"], run_steps)
             e = compare(p, m)
             worst = {k: max(v, abs(e[k])) for k, v in worst.items()}
             say(

@@ -33,9 +33,9 @@ from .records import flat_config
 
 # %% auto 0
 __all__ = ['CALIBRATED', 'WORKERS_EXPECTED', 'calibrated_keys', 'Calibration', 'quiet', 'runtime_for', 'call_round_trip',
-           'sample_costs', 'driver_s_per_segment', 'segment_update_costs', 'device_costs', 'ring_step_s', 'plane_calls',
-           'replay_costs', 'calibrate', 'central_costs', 'network_of', 'worker_counts', 'check_plan', 'planned',
-           'spec_for', 'plan', 'format_plan']
+           'sample_costs', 'driver_s_per_segment', 'segment_update_costs', 'device_costs', 'member_update_s',
+           'group_ring_step_s', 'ring_step_s', 'plane_calls', 'replay_costs', 'calibrate', 'central_costs',
+           'network_of', 'worker_counts', 'check_plan', 'planned', 'spec_for', 'plan', 'format_plan']
 
 # %% ../nbs/18a_plan_costs.ipynb 5
 CALIBRATED = (
@@ -211,6 +211,7 @@ def device_costs(cfg: Config, repeats: int) -> Costs:
         weight_bytes = core.flat.numel() * core.flat.element_size()
     finally:
         torch.set_num_threads(threads)
+    ring = group_ring_step_s(cfg, opt_steps, weight_bytes, repeats)
     call_s = driver_s = 0.0  # (in one process: none)
     if cfg.run.runtime == "ray":
         with runtime_for(cfg) as rt:
@@ -226,8 +227,47 @@ def device_costs(cfg: Config, repeats: int) -> Costs:
         call_s=call_s,
         driver_s=driver_s,
         opt_steps=opt_steps,
-        ring_step_s=ring_step_s(core.flat.numel()),
+        ring_step_s=ring,
     )
+
+
+def member_update_s(rank: int, world_size: int, cfg: Config, repeats: int) -> float:
+    """In member `rank` of a gloo group (`collectives.run_group`, one thread each): the on-device core
+    of `cfg`, averaging its gradients with the others' as `DeviceTrainer.join_group` makes it do; the
+    median seconds of its update, the members starting each update together."""
+    import torch.distributed as dist
+
+    from ddrl_lab.collectives import GroupMean
+    from ddrl_lab.loops.device import ondevice_core
+
+    core = ondevice_core(cfg)(cfg, rank=rank)
+    dist.broadcast(core.flat, 0)
+    if world_size > 1:
+        core.reduce = GroupMean(world_size, cfg.sync.collective, cfg.sync.group_size)
+
+    def update() -> float:
+        core.rollout()
+        dist.barrier()  # (a slower rollout is the loop's wait, not the update's)
+        t0 = time.perf_counter()
+        core.learn()
+        return time.perf_counter() - t0
+
+    update()
+    return statistics.median(update() for _ in range(repeats))
+
+
+def group_ring_step_s(cfg: Config, opt_steps: float, weight_bytes: int, repeats: int) -> float:
+    """A ring step's own cost beyond the network's latency and bandwidth, where an on-device group
+    pays it: a member's update in a group of two (`member_update_s`: an all-reduce at every
+    optimizer step, the members in lockstep) less a lone member's, per optimizer step, less what the
+    loopback profile says a ring of two takes, halved (its two steps)."""
+    from ddrl_lab.collectives import run_group
+    from ddrl_lab.plan_plane import ring_s
+
+    lone = run_group(1, member_update_s, cfg, repeats)
+    pair = run_group(2, member_update_s, cfg, repeats)
+    per_step = max(pair - lone, 0.0) / max(opt_steps, 1.0)
+    return max(per_step - ring_s(weight_bytes, 2, PROFILES["loopback"]), 0.0) / 2
 
 
 def ring_step_s(size: int, seconds: float = 0.5) -> float:
