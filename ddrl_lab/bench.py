@@ -262,6 +262,12 @@ def _cpu_s() -> float:
     return t.user + t.system
 
 
+def _machine_cpu_s() -> float:
+    "CPU seconds the whole machine has computed so far, every process (Linux's counters)."
+    t = psutil.cpu_times()
+    return t.user + t.nice + t.system + getattr(t, "irq", 0.0) + getattr(t, "softirq", 0.0)
+
+
 def run_job_for(preset: str, overrides: dict, seconds: float, start_timeout: float = 300.0) -> dict:
     """Run a job for `seconds` after its first row with env steps; rates and policy lag between the
     two rows."""
@@ -283,14 +289,14 @@ def run_job_for(preset: str, overrides: dict, seconds: float, start_timeout: flo
                 if time.monotonic() > deadline:
                     raise TimeoutError(f"no metrics row within {start_timeout} s")
                 time.sleep(0.1)
-            r0, cpu0 = job.log.rows[-1], _cpu_s()
+            r0, cpu0, machine0 = job.log.rows[-1], _cpu_s(), _machine_cpu_s()
             end = time.monotonic() + seconds
             while time.monotonic() < end and job.status == "running":
                 time.sleep(0.1)
             if job.status != "running":
                 job.wait()
                 raise RuntimeError(f"the job ended ({job.status}) while measured")
-            rows, cpu1 = list(job.log.rows), _cpu_s()
+            rows, cpu1, machine1 = list(job.log.rows), _cpu_s(), _machine_cpu_s()
             numerics = job.meta.get("numerics")
         finally:
             job.stop()
@@ -310,6 +316,7 @@ def run_job_for(preset: str, overrides: dict, seconds: float, start_timeout: flo
         version_lag_mean=statistics.fmean(lags) if lags else None,
         version_lag_max=max((r.get("version_lag_max") or 0 for r in between), default=None),
         driver_cpu_s=cpu1 - cpu0,
+        machine_cpu_s=machine1 - machine0,  # every process's, the job's and the runtime's
         produced_segments=r1.get("produced_segments", 0) - r0.get("produced_segments", 0),
         learner_updates=r1.get("learner_updates", 0) - r0.get("learner_updates", 0),
         numerics=numerics,

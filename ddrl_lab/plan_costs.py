@@ -33,9 +33,9 @@ from .records import flat_config
 
 # %% auto 0
 __all__ = ['CALIBRATED', 'WORKERS_EXPECTED', 'calibrated_keys', 'Calibration', 'quiet', 'runtime_for', 'call_round_trip',
-           'sample_costs', 'driver_s_per_segment', 'segment_update_costs', 'device_costs', 'member_update_s',
-           'group_ring_step_s', 'ring_step_s', 'plane_calls', 'replay_costs', 'calibrate', 'central_costs',
-           'network_of', 'worker_counts', 'check_plan', 'planned', 'spec_for', 'plan', 'format_plan']
+           'sample_costs', 'driver_run', 'segment_update_costs', 'device_costs', 'member_update_s', 'group_ring_step_s',
+           'ring_step_s', 'plane_calls', 'replay_costs', 'calibrate', 'central_costs', 'network_of', 'worker_counts',
+           'check_plan', 'planned', 'spec_for', 'own_topology', 'ray_cpu_s', 'plan', 'format_plan']
 
 # %% ../nbs/18a_plan_costs.ipynb 5
 CALIBRATED = (
@@ -170,15 +170,17 @@ def sample_costs(cfg: Config, rt, weights: dict, repeats: int) -> tuple[float, f
     return call_s, max(round_trip - call_s, 0.0), made
 
 
-def driver_s_per_segment(cfg: Config, seconds: float = 5.0) -> float:
-    """The driver's CPU seconds per segment while `cfg` runs on Ray with one worker (`bench driver`'s
-    measure: all of this process's CPU over the segments, an upper bound)."""
+def driver_run(cfg: Config, seconds: float = 8.0) -> dict:
+    """CPU seconds per segment while `cfg` runs on Ray with one worker: the driver's (`driver_s`,
+    `bench driver`'s measure: all of this process's CPU, an upper bound) and the whole machine's
+    (`machine_s`: every process's, Ray's own included)."""
     from ddrl_lab.bench import run_job_for
 
     r = run_job_for(
         cfg, {"run.runtime": "ray", "topology.num_workers": 1, "run.record_episode": 0}, seconds
     )
-    return r["driver_cpu_s"] / max(1, r["produced_segments"])
+    segments = max(1, r["produced_segments"])
+    return dict(driver_s=r["driver_cpu_s"] / segments, machine_s=r["machine_cpu_s"] / segments)
 
 # %% ../nbs/18a_plan_costs.ipynb 8
 def segment_update_costs(learner, segments: list, repeats: int) -> dict:
@@ -217,7 +219,7 @@ def device_costs(cfg: Config, repeats: int) -> Costs:
         with runtime_for(cfg) as rt:
             call_s = call_round_trip(rt, None, 20 * repeats)
         quiet()
-        driver_s = driver_s_per_segment(cfg)
+        driver_s = driver_run(cfg)["driver_s"]
     quiet()
     return Costs(
         sample_s=sample_s,
@@ -413,16 +415,20 @@ def calibrate(cfg: Config, repeats: int = 9) -> Calibration:
         if cfg.sync.aggregation != "parameter-server":  # (float32 weights: 4 bytes each)
             plane["ring_step_s"] = ring_step_s(len(pickle.dumps(weights, protocol=5)) // 4)
         learned |= plane
-    driver_s = driver_s_per_segment(cfg) if cfg.run.runtime == "ray" else 0.0
+    ray = cfg.run.runtime == "ray"
+    if ray:
+        quiet()
+    run = driver_run(cfg) if ray else dict(driver_s=0.0, machine_s=0.0)
     costs = Costs(
         sample_s=sample_s,
         segment_bytes=int(made[-1][0]["nbytes"]),
         weight_bytes=len(pickle.dumps(learner.get_weights(), protocol=5)),
         steps_per_segment=cfg.algo.segment_length * cfg.env.num_envs,
         call_s=call_s,
-        driver_s=driver_s,
+        driver_s=run["driver_s"],
         **learned,
     )
+    costs.ray_cpu_s = ray_cpu_s(cfg, costs, run["machine_s"]) if ray else 0.0
     return Calibration(calibrated_keys(cfg), machine_info(), costs, utc_now())
 
 # %% ../nbs/18a_plan_costs.ipynb 9
@@ -521,6 +527,30 @@ def spec_for(cfg: Config, topology: str, n: int):
         stale = s.max_staleness if s.mode == "async" and s.stale_policy == "drop" else None
         return PlaneSpec(s.mode, s.aggregation, s.local_steps, s.window_ms / 1000, stale)
     return None
+
+
+def own_topology(cfg: Config) -> str:
+    "The topology of `planned` that `cfg` itself runs."
+    planned_here = planned(cfg)
+    if len(planned_here) == 1:  # on-device, replay
+        return planned_here[0]
+    if cfg.topology.mode == "central-inference":
+        return "central"
+    if is_plane(cfg):
+        return "plane"
+    return "barrier" if cfg.sync.mode == "sync" else "channel"
+
+
+def ray_cpu_s(cfg: Config, costs: Costs, machine_s: float) -> float:
+    """The runtime's own CPU per segment (`Costs.ray_cpu_s`): what the whole machine spent per
+    segment while `cfg` ran with one worker (`machine_s`, `driver_run`) less what the model computes
+    for one (its own topology at one worker, each part on a core of its own)."""
+    topology = own_topology(cfg)
+    learners = cfg.topology.num_learners if topology == "plane" else 1
+    scale = Scale(1, learners=learners, shards=cfg.replay.shards)
+    p = simulate(topology, costs, scale, spec_for(cfg, topology, 1))
+    modelled = p.cores_busy * costs.steps_per_segment / max(p.env_steps_per_s, 1e-9)
+    return max(machine_s - modelled, 0.0)
 
 
 def plan(

@@ -61,7 +61,7 @@ def _learner_call(books: _Books, link: Link, lags: list, steps: int, weights: bo
     took = c.plane_call_s + steps * (c.update_fixed_s + per * c.update_s)
     books.taken += len(lags)
     books.learn(took, lags)
-    yield from books.compute(took)
+    yield from books.compute(took, learner=True)
 
 
 def _ring(books: _Books, rings: float = 1.0):
@@ -211,7 +211,7 @@ def device(sim: Sim, books: _Books):
 
     while True:
         yield from _all(sim, [rollout(i) for i in range(D)])
-        yield from _all(sim, [books.compute(c.update_fixed_s) for _ in range(D)])
+        yield from _all(sim, [books.compute(c.update_fixed_s, learner=True) for _ in range(D)])
         ring = yield from _ring(books, c.opt_steps)
         books.taken += D
         books.learn(D * (c.update_fixed_s + ring), [0] * D)  # (a member's update holds its rings)

@@ -41,7 +41,7 @@ class Sim:
                 what = next(gen)
             except StopIteration:
                 continue
-            if isinstance(what, Signal):
+            if hasattr(what, "waiters"):  # a Signal (this module's, as another module made it)
                 what.waiters.append(gen)
             else:
                 self._wake(gen, float(what))
@@ -126,6 +126,7 @@ class Costs:
     plane_call_s: float = 0.0  # a learner's gradients / local-round call beyond its updates
     opt_steps: float = 1.0  # optimizer steps in one update (on-device: an all-reduce each)
     ring_step_s: float = 0.0  # a ring all-reduce step's own cost beyond the network's (gloo's)
+    ray_cpu_s: float = 0.0  # the runtime's own CPU per segment beyond these (Ray's processes)
 
 
 @dataclasses.dataclass
@@ -151,6 +152,7 @@ class Prediction:
     link_bytes_per_s: dict  # weights out, segments in
     busiest: tuple  # (component, its busy fraction)
     dropped_stale: int = 0
+    cores_busy: float = 0.0  # cores computing, on average (every part's compute)
 
 
 class _Books:
@@ -165,6 +167,7 @@ class _Books:
         self.taken = self.dropped = 0
         self.learner_s = self.driver_s = self.throttled_s = self.shard_s = self.infer_s = 0.0
         self.server_s = 0.0  # the parameter server's applying
+        self.core_s = 0.0  # every part's compute (`compute`)
         self.ring_s = 0.0  # all-reduce rings among learners
         self.ring_held_s = 0.0  # of `learner_s`, the learners' time in rings (busy, not computing)
         self.inn_carries = "segments"  # what the learner's side takes in (the plane: gradients)
@@ -172,8 +175,9 @@ class _Books:
         self.lags: list = []
         self.fill_area = 0.0  # integral of the channel's fill over time
         self.version = 0
-        self.free_cores = scale.cores
-        self.core_freed = Signal(sim)
+        from ddrl_lab.plan_cores import Cores  # (it builds on this module's Sim)
+
+        self.cores = Cores(sim, scale.cores) if scale.cores else None
         self.driver_busy = False
         self.driver_freed = Signal(sim)
 
@@ -187,17 +191,16 @@ class _Books:
         self.driver_busy = False
         self.driver_freed.fire()
 
-    def compute(self, seconds: float):
-        "Hold a core for `seconds` (waiting for one first when `scale.cores` is set): `yield from` it."
-        if self.free_cores is None:
+    def compute(self, seconds: float, learner: bool = False):
+        """Compute `seconds` of work on a core of its own, or on a share of `scale.cores`
+        (`plan_cores`): `yield from` it. A `learner`'s wall time beyond its work is busy too."""
+        self.core_s += seconds
+        if self.cores is None:
             yield seconds
             return
-        while self.free_cores == 0:
-            yield self.core_freed
-        self.free_cores -= 1
-        yield seconds
-        self.free_cores += 1
-        self.core_freed.fire()
+        since = self.sim.now
+        yield from self.cores.run(seconds)
+        self.learner_s += (self.sim.now - since - seconds) * learner
 
     def update(self, segments: int, lags) -> float:
         "Book an update on `segments` segments (their `lags`); returns its duration."
@@ -237,10 +240,13 @@ class _Books:
             },
             busiest=(name, round(busy[name], 3)),
             dropped_stale=self.dropped,
+            cores_busy=self.core_s / seconds,
         )
 
     def sample(self, i: int) -> float:
-        "Worker `i` samples a segment: its duration."
+        "Worker `i` samples a segment: its duration (its `ray_cpu_s` takes a core beside, off its path)."
+        if self.costs.ray_cpu_s:
+            self.sim.process(self.compute(self.costs.ray_cpu_s))
         return self._work(i, self.costs.sample_s * self.factor[i] + self.costs.codec_s)
 
     def env_step(self, i: int) -> float:
@@ -273,7 +279,7 @@ def barrier(sim: Sim, books: _Books):
         # the driver takes the segments in, then the update's call and the weights' (get_weights)
         yield from books.drive(n * c.driver_s)
         yield 2 * c.call_s
-        yield from books.compute(books.update(n, [0] * n))
+        yield from books.compute(books.update(n, [0] * n), learner=True)
         books.version += 1
 
 # %% ../nbs/18_plan_sim.ipynb 13
@@ -340,7 +346,7 @@ def channel(sim: Sim, books: _Books, spec: ChannelSpec):
             if not lags:  # all of them too stale: no update
                 continue
             yield 2 * c.call_s
-            yield from books.compute(books.update(len(lags), lags))
+            yield from books.compute(books.update(len(lags), lags), learner=True)
             books.version += 1
 
     for i in range(n):
@@ -401,7 +407,7 @@ def replay(sim: Sim, books: _Books, spec: ReplaySpec) -> None:
             lags = [books.version - ring[j] for j in ages]
             took = c.update_fixed_s + k * c.step_s
             books.learn(took * c.busy_share, lags)
-            yield from books.compute(took)
+            yield from books.compute(took, learner=True)
             books.version += 1
 
     for i in range(n):
@@ -478,7 +484,7 @@ def central(sim: Sim, books: _Books, spec: CentralSpec) -> None:
                     chosen[i] = []
             if len(done) >= n:
                 lags = [books.version - v for seg in done for v in seg[:: max(1, len(seg) // 4)]]
-                yield from books.compute(books.update(len(done), lags))
+                yield from books.compute(books.update(len(done), lags), learner=True)
                 books.version += 1
                 done.clear()
             for i in ids:
@@ -549,18 +555,10 @@ def simulate(
     return _since(books, start).prediction(seconds)
 
 
-COUNTED = (
-    "taken",
-    "dropped",
-    "learner_s",
-    "driver_s",
-    "throttled_s",
-    "fill_area",
-    "shard_s",
-    "infer_s",
-    "server_s",
-    "ring_s",
-    "ring_held_s",
+# the books' counters a prediction takes the difference of
+COUNTED = tuple(
+    "taken dropped learner_s driver_s throttled_s fill_area shard_s infer_s server_s ring_s "
+    "ring_held_s core_s".split()
 )
 
 
