@@ -550,7 +550,7 @@ def ray_cpu_s(cfg: Config, costs: Costs, machine_s: float) -> float:
     scale = Scale(1, learners=learners, shards=cfg.replay.shards)
     p = simulate(topology, costs, scale, spec_for(cfg, topology, 1))
     modelled = p.cores_busy * costs.steps_per_segment / max(p.env_steps_per_s, 1e-9)
-    return max(machine_s - modelled, 0.0)
+    return float(max(machine_s - modelled, 0.0))  # (a plain float in the calibration's file)
 
 
 def plan(
