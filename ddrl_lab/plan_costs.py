@@ -264,12 +264,18 @@ def group_ring_step_s(cfg: Config, opt_steps: float, weight_bytes: int, repeats:
     optimizer step, the members in lockstep) less a lone member's, per optimizer step, less what the
     loopback profile says a ring of two takes, halved (its two steps)."""
     from ddrl_lab.collectives import run_group
-    from ddrl_lab.plan_plane import ring_s
 
     lone = run_group(1, member_update_s, cfg, repeats)
     pair = run_group(2, member_update_s, cfg, repeats)
-    per_step = max(pair - lone, 0.0) / max(opt_steps, 1.0)
-    return max(per_step - ring_s(weight_bytes, 2, PROFILES["loopback"]), 0.0) / 2
+    return _beyond_loopback(max(pair - lone, 0.0) / max(opt_steps, 1.0), weight_bytes)
+
+
+def _beyond_loopback(all_reduce_s: float, nbytes: int) -> float:
+    """A ring step's own cost: an all-reduce of `nbytes` between two processes that took
+    `all_reduce_s`, less what the loopback profile says its ring takes, halved (its two steps)."""
+    from ddrl_lab.plan_plane import ring_s
+
+    return max(all_reduce_s - ring_s(nbytes, 2, PROFILES["loopback"]), 0.0) / 2
 
 
 def ring_step_s(size: int, seconds: float = 0.5) -> float:
@@ -278,10 +284,9 @@ def ring_step_s(size: int, seconds: float = 0.5) -> float:
     profile says its two steps take, halved."""
     from ddrl_lab.bench_collectives import timing
     from ddrl_lab.collectives import run_group
-    from ddrl_lab.plan_plane import ring_s
 
     took = run_group(2, timing, {"gradient": size}, seconds)[("gradient", "allreduce")][0]
-    return max(took - ring_s(4 * size, 2, PROFILES["loopback"]), 0.0) / 2
+    return _beyond_loopback(took, 4 * size)
 
 
 def plane_calls(cfg: Config, rt, segments: list, call_s: float) -> dict:
@@ -415,10 +420,10 @@ def calibrate(cfg: Config, repeats: int = 9) -> Calibration:
         if cfg.sync.aggregation != "parameter-server":  # (float32 weights: 4 bytes each)
             plane["ring_step_s"] = ring_step_s(len(pickle.dumps(weights, protocol=5)) // 4)
         learned |= plane
-    ray = cfg.run.runtime == "ray"
-    if ray:
+    run = dict(driver_s=0.0, machine_s=0.0)  # (in one process: no driver and no runtime of its own)
+    if cfg.run.runtime == "ray":
         quiet()
-    run = driver_run(cfg) if ray else dict(driver_s=0.0, machine_s=0.0)
+        run = driver_run(cfg)
     costs = Costs(
         sample_s=sample_s,
         segment_bytes=int(made[-1][0]["nbytes"]),
@@ -428,7 +433,7 @@ def calibrate(cfg: Config, repeats: int = 9) -> Calibration:
         driver_s=run["driver_s"],
         **learned,
     )
-    costs.ray_cpu_s = ray_cpu_s(cfg, costs, run["machine_s"]) if ray else 0.0
+    costs.ray_cpu_s = ray_cpu_s(cfg, costs, run["machine_s"]) if run["machine_s"] else 0.0
     return Calibration(calibrated_keys(cfg), machine_info(), costs, utc_now())
 
 # %% ../nbs/18a_plan_costs.ipynb 9
@@ -530,15 +535,13 @@ def spec_for(cfg: Config, topology: str, n: int):
 
 
 def own_topology(cfg: Config) -> str:
-    "The topology of `planned` that `cfg` itself runs."
-    planned_here = planned(cfg)
-    if len(planned_here) == 1:  # on-device, replay
-        return planned_here[0]
-    if cfg.topology.mode == "central-inference":
-        return "central"
-    if is_plane(cfg):
-        return "plane"
-    return "barrier" if cfg.sync.mode == "sync" else "channel"
+    """The topology of `planned` that `cfg` itself runs: its loop's (`topologies.loop_for`; each of
+    the plane's loops is `plane`), or the one planned where the model has no row of its loop."""
+    from ddrl_lab.topologies import loop_for
+
+    name = loop_for(cfg).name
+    name = "plane" if name.startswith("plane") else name
+    return name if name in planned(cfg) else planned(cfg)[0]
 
 
 def ray_cpu_s(cfg: Config, costs: Costs, machine_s: float) -> float:
