@@ -133,6 +133,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=60_000,
         help="--validate: env steps per run (or 12 s of them at the predicted rate, if more)",
     )
+    plan.add_argument(
+        "--repeats",
+        type=int,
+        default=2,
+        help="--validate: calibrations and runs per case and worker count (medians compared)",
+    )
     return p
 
 
@@ -289,7 +295,10 @@ def cmd_plan(args) -> int:
     from ddrl_lab.plan_costs import Calibration, calibrate, check_plan, worker_counts
 
     if args.validate and args.config is None:
-        validate(args.steps)
+        if args.repeats < 1:
+            print(f"ddrl-lab: --repeats {args.repeats}: expected at least 1", file=sys.stderr)
+            return 2
+        validate(args.steps, repeats=args.repeats)
         return 0
     try:
         if args.validate or args.config is None:

@@ -21,9 +21,9 @@ from .plan_sim import PROFILES, Network
 from .topologies import parse_fault
 
 # %% auto 0
-__all__ = ['GAIN', 'BUSY_RULE', 'PATIENCE_S', 'CASES', 'SKIP', 'MIN_RUN_S', 'COUNTED_BY', 'saturation', 'describe_saturation',
-           'verdict', 'plan_figure', 'PlanReport', 'plan_report', 'unmodelled', 'drilled', 'measure', 'compare',
-           'validate']
+__all__ = ['GAIN', 'BUSY_RULE', 'PATIENCE_S', 'CASES', 'SKIP', 'MIN_RUN_S', 'COUNTED_BY', 'FIGURES', 'saturation',
+           'describe_saturation', 'verdict', 'plan_figure', 'PlanReport', 'plan_report', 'unmodelled', 'drilled',
+           'measure', 'compare', 'median_of', 'validate']
 
 # %% ../nbs/18b_plan_check.ipynb 6
 GAIN = 0.1  # a topology saturates where the next worker count adds less than this
@@ -245,37 +245,64 @@ def _lag(x: float) -> str:
     return f"{LAG_BINS}+" if x >= LAG_BINS else f"{x:.0f}"
 
 
+FIGURES = ("env_steps_per_s", "learner_busy", "lag_p95")
+
+
+def median_of(results: list) -> dict:
+    "Each figure's median over `results` (predictions or measurements), and its range."
+    out = {k: float(np.median([r[k] for r in results])) for k in FIGURES}
+    rates = [r["env_steps_per_s"] for r in results]
+    return out | dict(low=min(rates), high=max(rates))
+
+
+def _range(r: dict) -> str:
+    return f" ({r['low']:.0f}-{r['high']:.0f})" if r["high"] > r["low"] else ""
+
+
 def validate(
     steps: int = 60_000,
     workers=(1, 2),
     cases=CASES,
     say: Callable = print,
+    repeats: int = 2,
 ) -> float:
-    """Predicted against measured for each case at each worker count, one line each (each run
-    `steps` env steps, or `MIN_RUN_S` of them at the predicted rate if that is more); returns the
+    """Predicted against measured for each case at each worker count, one line each: the medians of
+    `repeats` calibrations' predictions and of `repeats` runs (each `steps` env steps, or `MIN_RUN_S`
+    of them at the predicted rate if that is more), their rates' ranges in brackets; returns the
     worst relative throughput error (also the last line said)."""
     cores = len(os.sched_getaffinity(0))
     worst = dict(throughput=0.0, busy=0.0, lag=0.0)
     for preset, topology, overrides in cases:
         cfg = load_config(preset, {**overrides, "run.runtime": "ray"})
         # calibrated without the drills (a drill would slow what the calibration times)
-        calibration = calibrate(
-            load_config(preset, {**overrides, "run.runtime": "ray", "run.faults": []})
-        )
-        rows = plan(cfg, list(workers), drilled(cfg), calibration, cores=cores)
+        base = load_config(preset, {**overrides, "run.runtime": "ray", "run.faults": []})
+        plans = [
+            plan(cfg, list(workers), drilled(cfg), calibrate(base), cores=cores)
+            for _ in range(repeats)
+        ]
         drill = f", {', '.join(cfg.run.faults)}" if cfg.run.faults else ""
-        for p in (r for r in rows if r["topology"] == topology):
+        for n in workers:
+            p = median_of(
+                [
+                    r
+                    for rows in plans
+                    for r in rows
+                    if (r["topology"], r["workers"]) == (topology, n)
+                ]
+            )
             # at least MIN_RUN_S at the predicted rate: a median over enough rows
             run_steps = max(steps, int(p["env_steps_per_s"] * MIN_RUN_S))
-            m = measure(preset, topology, overrides, p["workers"], run_steps)
+            m = median_of(
+                [measure(preset, topology, overrides, n, run_steps) for _ in range(repeats)]
+            )
             e = compare(p, m)
             worst = {k: max(v, abs(e[k])) for k, v in worst.items()}
             say(
-                f"{topology} ({preset}{drill}), {p['workers']} worker(s): env steps/s "
-                f"{p['env_steps_per_s']} predicted, {m['env_steps_per_s']:.0f} measured "
-                f"({e['throughput'] * 100:+.0f} %); learner busy {p['learner_busy']:.2f} vs "
-                f"{m['learner_busy']:.2f} ({e['busy']:+.2f}); lag p95 {_lag(p['lag_p95'])} vs "
-                f"{_lag(m['lag_p95'])} ({e['lag']:+.0f})"
+                f"{topology} ({preset}{drill}), {n} worker(s): env steps/s "
+                f"{p['env_steps_per_s']:.0f}{_range(p)} predicted, {m['env_steps_per_s']:.0f}"
+                f"{_range(m)} measured ({e['throughput'] * 100:+.0f} %); learner busy "
+                f"{p['learner_busy']:.2f} vs {m['learner_busy']:.2f} ({e['busy']:+.2f}); lag p95 "
+                f"{_lag(p['lag_p95'])} vs {_lag(m['lag_p95'])} ({e['lag']:+.0f})"
             )
     say(
         f"worst learner busy difference: {worst['busy']:.2f}; worst p95 lag difference: {worst['lag']:.0f}"

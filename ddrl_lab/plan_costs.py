@@ -19,16 +19,8 @@ from .config import Config
 from .loops.replay import replay_rate_limits
 from .loops.plane import is_plane
 from .plan_plane import PlaneSpec
-from ddrl_lab.plan_sim import (
-    PROFILES,
-    CentralSpec,
-    ChannelSpec,
-    Costs,
-    Network,
-    ReplaySpec,
-    Scale,
-    simulate,
-)
+from .plan_sim import PROFILES, CentralSpec, ChannelSpec, Costs
+from .plan_sim import Network, ReplaySpec, Scale, simulate
 from .records import flat_config
 
 # %% auto 0
@@ -407,7 +399,7 @@ def calibrate(cfg: Config, repeats: int = 9) -> Calibration:
             learned |= replay_costs(cfg, rt, segments, repeats)
         if central:
             quiet()
-            learned |= central_costs(cfg, rt, repeats, call_s)
+            learned |= central_costs(cfg, rt, repeats)
         if is_plane(cfg):
             quiet()
             plane = plane_calls(cfg, rt, segments, call_s)
@@ -437,17 +429,18 @@ def calibrate(cfg: Config, repeats: int = 9) -> Calibration:
     return Calibration(calibrated_keys(cfg), machine_info(), costs, utc_now())
 
 # %% ../nbs/18a_plan_costs.ipynb 9
-def central_costs(cfg: Config, rt, repeats: int, call_s: float) -> dict:
-    """Central inference's parts spawned on runtime `rt` as its loop spawns them (a
-    `CentralLearner`, two `EnvWorker`s), timed from here: a worker's step call, and the act call for
-    one and for two workers' results (a line: `act_fixed_s`, `act_s`), each less a call's round trip
-    `call_s`; and the bytes of a step's results."""
+def central_costs(cfg: Config, rt, repeats: int) -> dict:
+    """Central inference's parts spawned on runtime `rt` as its loop spawns them (a `CentralLearner`,
+    two `EnvWorker`s), timed from here, many steps each: a worker's step call, and the act call for
+    one and for two workers' results (a line: `act_fixed_s`, `act_s`), each less the round trip of
+    a call carrying a step's results (not the weights); and the bytes of a step's results."""
     from ddrl_lab.central import CentralLearner, EnvWorker
     from ddrl_lab.pools import env_spaces
 
     learner = rt.spawn(CentralLearner, cfg, *env_spaces(cfg.env), num_cpus=0)
     workers = [rt.spawn(EnvWorker, cfg, w, num_cpus=0) for w in range(2)]
     steps = [rt.get(rt.call(w, "first", num_returns=2)[1]) for w in workers]
+    call_s = call_round_trip(rt, steps[0], 20 * repeats)
     timed = dict(act=[], step=[])
 
     def step(ids: list) -> None:
@@ -463,7 +456,7 @@ def central_costs(cfg: Config, rt, repeats: int, call_s: float) -> dict:
     for ids in ([0], [0, 1]):
         for v in timed.values():
             v.clear()
-        for _ in range(3 * repeats):
+        for _ in range(30 * repeats):
             step(ids)
         medians[len(ids)] = {k: statistics.median(v[repeats:]) for k, v in timed.items()}
     act_s = max(medians[2]["act"] - medians[1]["act"], 0.0)

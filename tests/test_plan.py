@@ -42,6 +42,10 @@ def test_bad_plan_input_is_refused_in_one_paragraph(tmp_path, capsys):
         assert main([*PLAN, *argv]) == 2, argv
         err = capsys.readouterr().err
         assert words in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    # --validate's repeats, refused before anything runs
+    assert main(["plan", "--validate", "--repeats", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "--repeats 0: expected at least 1" in err and "Traceback" not in err, err
 
 
 def test_job_plan_models_replay_for_an_off_policy_config():
@@ -75,6 +79,10 @@ def test_plan_models_the_parameter_plane_and_on_device_groups(capsys):
         rows = [line.split() for line in out[1 : out.index("")]]
         assert [r[:2] for r in rows] == [[t, n] for t in topologies for n in ("1", "2")], rows
         rate = {(r[0], int(r[1])): float(r[2]) for r in rows}
-        assert rate[(topologies[-1], 2)] > rate[(topologies[-1], 1)] > 0, rate
+        one, two = rate[(topologies[-1], 1)], rate[(topologies[-1], 2)]
+        assert 0 < two < 2.2 * one, rate      # at most linear in its members or workers
+        # a second worker's segments; a second on-device member may not pay (its update in a pair and
+        # the ring cost more: measured on an AMD EPYC, 2 members planned below 1, and ran so)
+        assert two > one or topologies[-1] == "on-device", rate
         assert any(line.startswith(f"{topologies[-1]}: ") for line in out)
         assert not any("not modelled" in line for line in out)
