@@ -136,7 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument(
         "--repeats",
         type=int,
-        default=2,
+        default=3,
         help="--validate: calibrations and runs per case and worker count (medians compared)",
     )
     return p

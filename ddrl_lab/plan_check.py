@@ -264,7 +264,7 @@ def validate(
     workers=(1, 2),
     cases=CASES,
     say: Callable = print,
-    repeats: int = 2,
+    repeats: int = 3,
 ) -> float:
     """Predicted against measured for each case at each worker count, one line each: the medians of
     `repeats` calibrations' predictions and of `repeats` runs (each `steps` env steps, or `MIN_RUN_S`
