@@ -276,20 +276,17 @@ def validate(
         cfg = load_config(preset, {**overrides, "run.runtime": "ray"})
         # calibrated without the drills (a drill would slow what the calibration times)
         base = load_config(preset, {**overrides, "run.runtime": "ray", "run.faults": []})
+        # each calibration's plan, by (topology, workers)
         plans = [
-            plan(cfg, list(workers), drilled(cfg), calibrate(base), cores=cores)
+            {
+                (r["topology"], r["workers"]): r
+                for r in plan(cfg, list(workers), drilled(cfg), calibrate(base), cores=cores)
+            }
             for _ in range(repeats)
         ]
         drill = f", {', '.join(cfg.run.faults)}" if cfg.run.faults else ""
         for n in workers:
-            p = median_of(
-                [
-                    r
-                    for rows in plans
-                    for r in rows
-                    if (r["topology"], r["workers"]) == (topology, n)
-                ]
-            )
+            p = median_of([rows[topology, n] for rows in plans])
             # at least MIN_RUN_S at the predicted rate: a median over enough rows
             run_steps = max(steps, int(p["env_steps_per_s"] * MIN_RUN_S))
             m = median_of(

@@ -440,7 +440,7 @@ def central_costs(cfg: Config, rt, repeats: int) -> dict:
     learner = rt.spawn(CentralLearner, cfg, *env_spaces(cfg.env), num_cpus=0)
     workers = [rt.spawn(EnvWorker, cfg, w, num_cpus=0) for w in range(2)]
     steps = [rt.get(rt.call(w, "first", num_returns=2)[1]) for w in workers]
-    call_s = call_round_trip(rt, steps[0], 20 * repeats)
+    trip_s = call_round_trip(rt, steps[0], 20 * repeats)  # (`call_s` elsewhere: the weights')
     timed = dict(act=[], step=[])
 
     def step(ids: list) -> None:
@@ -461,8 +461,8 @@ def central_costs(cfg: Config, rt, repeats: int) -> dict:
         medians[len(ids)] = {k: statistics.median(v[repeats:]) for k, v in timed.items()}
     act_s = max(medians[2]["act"] - medians[1]["act"], 0.0)
     return dict(
-        env_step_s=max(medians[1]["step"] - call_s, 0.0),
-        act_fixed_s=max(medians[1]["act"] - act_s - call_s, 0.0),
+        env_step_s=max(medians[1]["step"] - trip_s, 0.0),
+        act_fixed_s=max(medians[1]["act"] - act_s - trip_s, 0.0),
         act_s=act_s,
         obs_bytes=len(pickle.dumps(steps[0], protocol=5)),
     )
