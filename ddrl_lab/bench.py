@@ -24,8 +24,8 @@ import psutil
 
 # %% auto 0
 __all__ = ['BENCHMARKS', 'HEADER', 'timed', 'family', 'rss_mb', 'summarize', 'Recorder', 'git_revision', 'machine_info',
-           'ensure_ray', 'shutdown_ray', 'run_job_for', 'benchmark', 'check_names', 'write_results', 'run_benchmarks',
-           'fmt', 'bench_rows', 'format_bench', 'format_table']
+           'ensure_ray', 'shutdown_ray', 'run_job_for', 'per_segment', 'benchmark', 'check_names', 'write_results',
+           'run_benchmarks', 'fmt', 'bench_rows', 'format_bench', 'format_table']
 
 # %% ../nbs/16_bench.ipynb 5
 def timed(step: Callable[[int], object], batch: int, seconds: float, warmup: int = 3) -> float:
@@ -268,6 +268,11 @@ def _machine_cpu_s() -> float:
     return t.user + t.nice + t.system + getattr(t, "irq", 0.0) + getattr(t, "softirq", 0.0)
 
 
+def _mark(row: dict) -> tuple:
+    "A row's produced segments, with this process's and the machine's CPU seconds when it is seen."
+    return row.get("produced_segments", 0), _cpu_s(), _machine_cpu_s()
+
+
 def run_job_for(preset: str, overrides: dict, seconds: float, start_timeout: float = 300.0) -> dict:
     """Run a job for `seconds` after its first row with env steps; rates and policy lag between the
     two rows."""
@@ -289,10 +294,14 @@ def run_job_for(preset: str, overrides: dict, seconds: float, start_timeout: flo
                 if time.monotonic() > deadline:
                     raise TimeoutError(f"no metrics row within {start_timeout} s")
                 time.sleep(0.1)
-            r0, cpu0, machine0 = job.log.rows[-1], _cpu_s(), _machine_cpu_s()
+            start = len(job.log.rows) - 1  # (rows are only appended)
+            r0, cpu0, machine0 = job.log.rows[start], _cpu_s(), _machine_cpu_s()
+            marks = [_mark(r0)]  # one as each row is seen: the windows between them
             end = time.monotonic() + seconds
             while time.monotonic() < end and job.status == "running":
-                time.sleep(0.1)
+                if len(job.log.rows) > start + len(marks):
+                    marks.append(_mark(job.log.rows[start + len(marks)]))
+                time.sleep(0.02)
             if job.status != "running":
                 job.wait()
                 raise RuntimeError(f"the job ended ({job.status}) while measured")
@@ -317,12 +326,27 @@ def run_job_for(preset: str, overrides: dict, seconds: float, start_timeout: flo
         version_lag_max=max((r.get("version_lag_max") or 0 for r in between), default=None),
         driver_cpu_s=cpu1 - cpu0,
         machine_cpu_s=machine1 - machine0,  # every process's, the job's and the runtime's
+        marks=marks,
         produced_segments=r1.get("produced_segments", 0) - r0.get("produced_segments", 0),
         learner_updates=r1.get("learner_updates", 0) - r0.get("learner_updates", 0),
         numerics=numerics,
     )
 
-# %% ../nbs/16_bench.ipynb 21
+
+def per_segment(marks: list) -> dict:
+    """The median CPU seconds per segment, this process's (`driver_s`) and the machine's
+    (`machine_s`), over the windows between `marks` (produced segments, the two CPU clocks); a
+    window that saw no segment is joined to the next."""
+    kept = [m for i, m in enumerate(marks) if i == 0 or m[0] > marks[i - 1][0]]
+    windows = [(b[0] - a[0], b[1] - a[1], b[2] - a[2]) for a, b in zip(kept, kept[1:])]
+    if not windows:
+        raise RuntimeError("no segment produced while the driver's CPU was measured")
+    return dict(
+        driver_s=float(statistics.median([cpu / n for n, cpu, _ in windows])),
+        machine_s=float(statistics.median([machine / n for n, _, machine in windows])),
+    )
+
+# %% ../nbs/16_bench.ipynb 23
 # name -> the family module that holds `bench_<name>` (imported when it runs)
 BENCHMARKS: dict[str, str] = {
     "sampling": "ddrl_lab.bench_sampling",
@@ -427,7 +451,7 @@ def run_benchmarks(
         shutdown_ray()
     return results
 
-# %% ../nbs/16_bench.ipynb 22
+# %% ../nbs/16_bench.ipynb 24
 def fmt(v) -> str:
     """A figure for the table: thousands separators for big numbers, 3 significant digits for small
     ones."""

@@ -268,30 +268,27 @@ def validate(
 ) -> float:
     """Predicted against measured for each case at each worker count, one line each: the medians of
     `repeats` calibrations' predictions and of `repeats` runs (each `steps` env steps, or `MIN_RUN_S`
-    of them at the predicted rate if that is more), their rates' ranges in brackets; returns the
-    worst relative throughput error (also the last line said)."""
+    of them at the predicted rate if that is more; each calibration followed by a run at each count),
+    their rates' ranges in brackets; returns the worst relative throughput error (the last line's)."""
     cores = len(os.sched_getaffinity(0))
     worst = dict(throughput=0.0, busy=0.0, lag=0.0)
     for preset, topology, overrides in cases:
         cfg = load_config(preset, {**overrides, "run.runtime": "ray"})
         # calibrated without the drills (a drill would slow what the calibration times)
         base = load_config(preset, {**overrides, "run.runtime": "ray", "run.faults": []})
-        # each calibration's plan, by (topology, workers)
-        plans = [
-            {
-                (r["topology"], r["workers"]): r
-                for r in plan(cfg, list(workers), drilled(cfg), calibrate(base), cores=cores)
-            }
-            for _ in range(repeats)
-        ]
+        predicted, measured = {n: [] for n in workers}, {n: [] for n in workers}
+        # each calibration just before its runs: a drift in the machine's speed moves both
+        for _ in range(repeats):
+            rows = plan(cfg, list(workers), drilled(cfg), calibrate(base), cores=cores)
+            for n in workers:
+                p = next(r for r in rows if (r["topology"], r["workers"]) == (topology, n))
+                predicted[n].append(p)
+                # at least MIN_RUN_S at the predicted rate: a median over enough rows
+                run_steps = max(steps, int(p["env_steps_per_s"] * MIN_RUN_S))
+                measured[n].append(measure(preset, topology, overrides, n, run_steps))
         drill = f", {', '.join(cfg.run.faults)}" if cfg.run.faults else ""
         for n in workers:
-            p = median_of([rows[topology, n] for rows in plans])
-            # at least MIN_RUN_S at the predicted rate: a median over enough rows
-            run_steps = max(steps, int(p["env_steps_per_s"] * MIN_RUN_S))
-            m = median_of(
-                [measure(preset, topology, overrides, n, run_steps) for _ in range(repeats)]
-            )
+            p, m = median_of(predicted[n]), median_of(measured[n])
             e = compare(p, m)
             worst = {k: max(v, abs(e[k])) for k, v in worst.items()}
             say(

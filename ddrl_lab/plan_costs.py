@@ -162,17 +162,16 @@ def sample_costs(cfg: Config, rt, weights: dict, repeats: int) -> tuple[float, f
     return call_s, max(round_trip - call_s, 0.0), made
 
 
-def driver_run(cfg: Config, seconds: float = 8.0) -> dict:
+def driver_run(cfg: Config, seconds: float = 12.0) -> dict:
     """CPU seconds per segment while `cfg` runs on Ray with one worker: the driver's (`driver_s`,
     `bench driver`'s measure: all of this process's CPU, an upper bound) and the whole machine's
-    (`machine_s`: every process's, Ray's own included)."""
-    from ddrl_lab.bench import run_job_for
+    (`machine_s`: every process's, Ray's own included); each the median over the windows between
+    the run's rows (a second each), so a burst of some other process's CPU in one window is left out."""
+    from ddrl_lab.bench import per_segment, run_job_for
 
-    r = run_job_for(
-        cfg, {"run.runtime": "ray", "topology.num_workers": 1, "run.record_episode": 0}, seconds
-    )
-    segments = max(1, r["produced_segments"])
-    return dict(driver_s=r["driver_cpu_s"] / segments, machine_s=r["machine_cpu_s"] / segments)
+    over = {"run.runtime": "ray", "topology.num_workers": 1, "run.record_episode": 0}
+    r = run_job_for(cfg, {**over, "run.log_interval_s": 1.0}, seconds)
+    return per_segment(r["marks"])
 
 # %% ../nbs/18a_plan_costs.ipynb 8
 def segment_update_costs(learner, segments: list, repeats: int) -> dict:
