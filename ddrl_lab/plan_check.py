@@ -16,14 +16,14 @@ from .config import Config, load_config
 from .criteria import LAG_COLS, lag_quantile
 from .metrics import LAG_BINS
 from .loops.network import ALL_WORKERS
-from .plan_costs import Calibration, calibrate, format_plan, plan, planned
+from .plan_costs import Calibration, calibrate, plan, planned
 from .plan_sim import PROFILES, Network
 from .topologies import parse_fault
 
 # %% auto 0
 __all__ = ['GAIN', 'BUSY_RULE', 'PATIENCE_S', 'CASES', 'SKIP', 'MIN_RUN_S', 'COUNTED_BY', 'FIGURES', 'saturation',
-           'describe_saturation', 'verdict', 'plan_figure', 'PlanReport', 'plan_report', 'unmodelled', 'drilled',
-           'measure', 'compare', 'median_of', 'validate']
+           'describe_saturation', 'verdict', 'plan_figure', 'format_plan', 'PlanReport', 'plan_report', 'unmodelled',
+           'drilled', 'measure', 'compare', 'median_of', 'validate']
 
 # %% ../nbs/18b_plan_check.ipynb 6
 GAIN = 0.1  # a topology saturates where the next worker count adds less than this
@@ -123,6 +123,15 @@ def plan_figure(rows: list, title: str = ""):
     return fig
 
 # %% ../nbs/18b_plan_check.ipynb 15
+def format_plan(rows: list) -> str:
+    "The rows as a fixed-width table."
+    keys = list(rows[0])
+    width = {k: max(len(k), *(len(str(r[k])) for r in rows)) for k in keys}
+    lines = ["  ".join(k.rjust(width[k]) for k in keys)]
+    lines += ["  ".join(str(r[k]).rjust(width[k]) for k in keys) for r in rows]
+    return "\n".join(lines)
+
+
 @dataclasses.dataclass
 class PlanReport:
     rows: list

@@ -27,7 +27,7 @@ from .records import flat_config
 __all__ = ['CALIBRATED', 'WORKERS_EXPECTED', 'calibrated_keys', 'Calibration', 'quiet', 'runtime_for', 'call_round_trip',
            'sample_costs', 'driver_run', 'segment_update_costs', 'device_costs', 'member_update_s', 'group_ring_step_s',
            'ring_step_s', 'plane_calls', 'replay_costs', 'calibrate', 'central_costs', 'network_of', 'worker_counts',
-           'check_plan', 'planned', 'spec_for', 'own_topology', 'ray_cpu_s', 'plan', 'format_plan']
+           'check_plan', 'planned', 'spec_for', 'own_topology', 'ray_cpu_s', 'plan']
 
 # %% ../nbs/18a_plan_costs.ipynb 5
 CALIBRATED = (
@@ -432,7 +432,8 @@ def central_costs(cfg: Config, rt, repeats: int) -> dict:
     """Central inference's parts spawned on runtime `rt` as its loop spawns them (a `CentralLearner`,
     two `EnvWorker`s), timed from here, many steps each: a worker's step call, and the act call for
     one and for two workers' results (a line: `act_fixed_s`, `act_s`), each less the round trip of
-    a call carrying a step's results (not the weights); and the bytes of a step's results."""
+    a call carrying a step's results (not the weights); the bytes of a step's results; and a step as
+    the loop makes it, less those parts (`step_calls_s`: its calls on the wire, the driver's CPU)."""
     from ddrl_lab.central import CentralLearner, EnvWorker
     from ddrl_lab.pools import env_spaces
 
@@ -451,6 +452,13 @@ def central_costs(cfg: Config, rt, repeats: int) -> dict:
         timed["act"].append(t1 - t0)
         timed["step"].append((time.perf_counter() - t1) / len(ids))
 
+    def cycle() -> float:  # one worker's step as the loop makes it: act, then step, back to back
+        t0 = time.perf_counter()
+        action = rt.call(learner, "act", steps[0])
+        ticket, steps[0] = rt.call(workers[0], "step", action, num_returns=2)
+        rt.get(ticket)
+        return time.perf_counter() - t0
+
     medians = {}
     for ids in ([0], [0, 1]):
         for v in timed.values():
@@ -459,12 +467,16 @@ def central_costs(cfg: Config, rt, repeats: int) -> dict:
             step(ids)
         medians[len(ids)] = {k: statistics.median(v[repeats:]) for k, v in timed.items()}
     act_s = max(medians[2]["act"] - medians[1]["act"], 0.0)
-    return dict(
+    out = dict(
         env_step_s=max(medians[1]["step"] - trip_s, 0.0),
         act_fixed_s=max(medians[1]["act"] - act_s - trip_s, 0.0),
         act_s=act_s,
         obs_bytes=len(pickle.dumps(steps[0], protocol=5)),
     )
+    cycle_s = statistics.median([cycle() for _ in range(30 * repeats)][repeats:])
+    # the rest of that step: the act's result back to the driver, the step call out to the worker
+    rest = cycle_s - out["env_step_s"] - out["act_fixed_s"] - act_s
+    return out | dict(step_calls_s=max(rest, 0.0))
 
 # %% ../nbs/18a_plan_costs.ipynb 11
 def network_of(name) -> Network:
@@ -580,12 +592,3 @@ def plan(
                 )
             )
     return rows
-
-
-def format_plan(rows: list) -> str:
-    "The rows as a fixed-width table."
-    keys = list(rows[0])
-    width = {k: max(len(k), *(len(str(r[k])) for r in rows)) for k in keys}
-    lines = ["  ".join(k.rjust(width[k]) for k in keys)]
-    lines += ["  ".join(str(r[k]).rjust(width[k]) for k in keys) for r in rows]
-    return "\n".join(lines)

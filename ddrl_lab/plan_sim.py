@@ -121,6 +121,7 @@ class Costs:
     act_fixed_s: float = 0.0  # the learner's act call, whatever its batch
     act_s: float = 0.0  # and per worker in it
     obs_bytes: int = 0  # a worker's step results as they travel to the learner
+    step_calls_s: float = 0.0  # a step's act result and step call on the wire (0: one `call_s`)
     # the parameter plane
     apply_s: float = 0.0  # the parameter server applies one gradient or delta
     plane_call_s: float = 0.0  # a learner's gradients / local-round call beyond its updates
@@ -451,9 +452,9 @@ def central(sim: Sim, books: _Books, spec: CentralSpec) -> None:
             if len(ready) == n:
                 wake.fire()
             yield acted[i]
-            # the act call's result, then the step call: one round trip on the wire (the driver's
-            # CPU for them is its `driver_s`, booked where it acts)
-            yield c.call_s
+            # the act's result, then the step call: two round trips on the wire, the driver's CPU
+            # for them inside (a step's share of `driver_s`, already waited for where it acts)
+            yield max((c.step_calls_s or c.call_s) - c.driver_s / spec.segment_length, 0.0)
 
     def driver():
         while True:
