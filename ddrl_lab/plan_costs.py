@@ -166,11 +166,11 @@ def driver_run(cfg: Config, seconds: float = 12.0) -> dict:
     """CPU seconds per segment while `cfg` runs on Ray with one worker: the driver's (`driver_s`,
     `bench driver`'s measure: all of this process's CPU, an upper bound) and the whole machine's
     (`machine_s`: every process's, Ray's own included); each the median over the windows between
-    the run's rows (a second each), so a burst of some other process's CPU in one window is left out."""
+    the run's rows (a second each): a burst of another process's CPU in one window is left out."""
     from ddrl_lab.bench import per_segment, run_job_for
 
-    over = {"run.runtime": "ray", "topology.num_workers": 1, "run.record_episode": 0}
-    r = run_job_for(cfg, {**over, "run.log_interval_s": 1.0}, seconds)
+    one = {"topology.num_workers": 1, "run.record_episode": 0, "run.log_interval_s": 1.0}
+    r = run_job_for(cfg, {"run.runtime": "ray", **one}, seconds)
     return per_segment(r["marks"])
 
 # %% ../nbs/18a_plan_costs.ipynb 8
@@ -452,12 +452,10 @@ def central_costs(cfg: Config, rt, repeats: int) -> dict:
         timed["act"].append(t1 - t0)
         timed["step"].append((time.perf_counter() - t1) / len(ids))
 
-    def cycle() -> float:  # one worker's step as the loop makes it: act, then step, back to back
-        t0 = time.perf_counter()
+    def cycle() -> None:  # one worker's step as the loop makes it: act, then step, back to back
         action = rt.call(learner, "act", steps[0])
         ticket, steps[0] = rt.call(workers[0], "step", action, num_returns=2)
         rt.get(ticket)
-        return time.perf_counter() - t0
 
     medians = {}
     for ids in ([0], [0, 1]):
@@ -473,7 +471,9 @@ def central_costs(cfg: Config, rt, repeats: int) -> dict:
         act_s=act_s,
         obs_bytes=len(pickle.dumps(steps[0], protocol=5)),
     )
-    cycle_s = statistics.median([cycle() for _ in range(30 * repeats)][repeats:])
+    for _ in range(repeats):  # (warm-up, as the timings above)
+        cycle()
+    cycle_s = _median_s(cycle, 29 * repeats)
     # the rest of that step: the act's result back to the driver, the step call out to the worker
     rest = cycle_s - out["env_step_s"] - out["act_fixed_s"] - act_s
     return out | dict(step_calls_s=max(rest, 0.0))

@@ -452,8 +452,8 @@ def central(sim: Sim, books: _Books, spec: CentralSpec) -> None:
             if len(ready) == n:
                 wake.fire()
             yield acted[i]
-            # the act's result, then the step call: two round trips on the wire, the driver's CPU
-            # for them inside (a step's share of `driver_s`, already waited for where it acts)
+            # the act's result, then the step call, on the wire with the driver's CPU for them
+            # inside (a step's share of `driver_s`, already waited for where it acts)
             yield max((c.step_calls_s or c.call_s) - c.driver_s / spec.segment_length, 0.0)
 
     def driver():
