@@ -441,7 +441,8 @@ def central_costs(cfg: Config, rt, repeats: int) -> dict:
     workers = [rt.spawn(EnvWorker, cfg, w, num_cpus=0) for w in range(2)]
     steps = [rt.get(rt.call(w, "first", num_returns=2)[1]) for w in workers]
     trip_s = call_round_trip(rt, steps[0], 20 * repeats)  # (`call_s` elsewhere: the weights')
-    timed = dict(act=[], step=[])
+    timed = {n: dict(act=[], step=[]) for n in (1, 2)}  # by the workers acted for
+    cycles = []
 
     def step(ids: list) -> None:
         t0 = time.perf_counter()
@@ -449,21 +450,25 @@ def central_costs(cfg: Config, rt, repeats: int) -> dict:
         t1 = time.perf_counter()
         for i, action in zip(ids, out if len(ids) > 1 else [out]):
             steps[i] = rt.get(rt.call(workers[i], "step", action, num_returns=2)[1])
-        timed["act"].append(t1 - t0)
-        timed["step"].append((time.perf_counter() - t1) / len(ids))
+        timed[len(ids)]["act"].append(t1 - t0)
+        timed[len(ids)]["step"].append((time.perf_counter() - t1) / len(ids))
 
     def cycle() -> None:  # one worker's step as the loop makes it: act, then step, back to back
+        t0 = time.perf_counter()
         action = rt.call(learner, "act", steps[0])
         ticket, steps[0] = rt.call(workers[0], "step", action, num_returns=2)
         rt.get(ticket)
+        cycles.append(time.perf_counter() - t0)
 
-    medians = {}
-    for ids in ([0], [0, 1]):
-        for v in timed.values():
-            v.clear()
-        for _ in range(30 * repeats):
-            step(ids)
-        medians[len(ids)] = {k: statistics.median(v[repeats:]) for k, v in timed.items()}
+    # in turn (the first `repeats` of each a warm-up): a change in the machine's load while they are
+    # timed moves each alike, and the costs are their differences
+    for _ in range(30 * repeats):
+        step([0])
+        step([0, 1])
+        cycle()
+    medians = {
+        n: {k: statistics.median(v[repeats:]) for k, v in t.items()} for n, t in timed.items()
+    }
     act_s = max(medians[2]["act"] - medians[1]["act"], 0.0)
     out = dict(
         env_step_s=max(medians[1]["step"] - trip_s, 0.0),
@@ -471,11 +476,8 @@ def central_costs(cfg: Config, rt, repeats: int) -> dict:
         act_s=act_s,
         obs_bytes=len(pickle.dumps(steps[0], protocol=5)),
     )
-    for _ in range(repeats):  # (warm-up, as the timings above)
-        cycle()
-    cycle_s = _median_s(cycle, 29 * repeats)
-    # the rest of that step: the act's result back to the driver, the step call out to the worker
-    rest = cycle_s - out["env_step_s"] - out["act_fixed_s"] - act_s
+    # the rest of a loop-made step: the act's result back to the driver, the step call out to the worker
+    rest = statistics.median(cycles[repeats:]) - out["env_step_s"] - out["act_fixed_s"] - act_s
     return out | dict(step_calls_s=max(rest, 0.0))
 
 # %% ../nbs/18a_plan_costs.ipynb 11
