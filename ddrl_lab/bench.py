@@ -361,6 +361,7 @@ BENCHMARKS: dict[str, str] = {
     "sync": "ddrl_lab.bench_learning",
     "recurrent": "ddrl_lab.bench_recurrent",
     "r2d2": "ddrl_lab.bench_recurrent",
+    "recurrent_ray": "ddrl_lab.bench_recurrent",
     "collectives": "ddrl_lab.bench_collectives",
 }
 

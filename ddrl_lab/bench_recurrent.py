@@ -8,13 +8,15 @@ from __future__ import annotations
 import time
 from typing import Optional
 
-from .bench import Recorder
+from .bench import Recorder, ensure_ray
+from .bench_learning import solve_job
 from .config import load_config
 from .loops.device import ondevice_core
+from .records import flat_config
 
 # %% auto 0
-__all__ = ['PRESET', 'TARGET', 'POLICIES', 'R2D2_RUNS', 'memory_run', 'record_run', 'print_curves', 'bench_recurrent',
-           'bench_r2d2']
+__all__ = ['PRESET', 'TARGET', 'POLICIES', 'RAY_PRESET', 'RAY_RUNS', 'R2D2_RUNS', 'memory_run', 'record_run', 'print_curves',
+           'bench_recurrent', 'ray_settings', 'bench_recurrent_ray', 'bench_r2d2']
 
 # %% ../nbs/16e_bench_recurrent.ipynb 5
 PRESET = "stateless-cartpole-lstm-ondevice"
@@ -88,6 +90,54 @@ def bench_recurrent(rec: Recorder, policies: tuple = POLICIES) -> None:
     print_curves(rec, curves)
 
 # %% ../nbs/16e_bench_recurrent.ipynb 11
+RAY_PRESET = "stateless-cartpole-lstm"  # PPO-LSTM decoupled, 2 Ray workers
+
+
+def ray_settings() -> dict:
+    """Overrides that give `PRESET` (on the device) the Ray preset's algorithm settings and its envs
+    in all (workers × envs per worker)."""
+    ray, device = (flat_config(load_config(p)) for p in (RAY_PRESET, PRESET))
+    same = {k: v for k, v in ray.items() if k.startswith("algo.") and device.get(k) != v}
+    return {**same, "env.num_envs": ray["env.num_envs"] * ray["topology.num_workers"]}
+
+
+RAY_RUNS = {
+    "Ray": (RAY_PRESET, {}),
+    "on-device": (PRESET, {}),
+    "on-device at the Ray settings": (PRESET, ray_settings()),
+}
+
+
+def bench_recurrent_ray(rec: Recorder) -> None:
+    """PPO-LSTM to 350 on StatelessCartPole through `Job`: the Ray preset, the on-device preset and
+    the on-device loop at the Ray preset's settings, side by side per seed; their ratios."""
+    cap = 60.0 if rec.quick else 300.0
+    rec.notes.append(
+        f"time and env steps to a mean of {TARGET:.0f} (last 20 episodes) through Job, cap "
+        f"{cap:.0f} s a run; repeat i uses run.seed=i; 'at the Ray settings': {PRESET} with "
+        f"{ray_settings()}"
+    )
+    ensure_ray()
+    for i in range(rec.repeats):
+        rec.say(f"  repeat {i + 1}/{rec.repeats}")
+        for label, (preset, overrides) in RAY_RUNS.items():
+            got = solve_job(preset, {**overrides, "run.seed": i}, cap, TARGET)
+            rec.add(f"{label}: time to {TARGET:.0f}", got and got[0], "s")
+            rec.add(f"{label}: env steps to {TARGET:.0f}", got and got[1], "steps")
+            rec.say(f"    {label}: {got}")
+    rec.ratio(
+        "on-device speedup over Ray (time to 350; target)",
+        f"Ray: time to {TARGET:.0f}",
+        f"on-device: time to {TARGET:.0f}",
+        target=5.0,
+    )
+    rec.ratio(
+        "the topology's own speedup (Ray over on-device, both at the Ray settings)",
+        f"Ray: time to {TARGET:.0f}",
+        f"on-device at the Ray settings: time to {TARGET:.0f}",
+    )
+
+# %% ../nbs/16e_bench_recurrent.ipynb 14
 # policy -> (preset, overrides): the same task, the feed-forward DQN with its own settings
 R2D2_RUNS = {
     "dqn": ("cartpole-ondevice-dqn", {"env.id": "StatelessCartPole-v1"}),

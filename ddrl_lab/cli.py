@@ -81,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="*",
         metavar="NAME",
         help="benchmarks to run: sampling, pong, atari, numerics, solve, driver, sync, "
-        "replay, codecs, ray, recurrent, r2d2, collectives (default: all)",
+        "replay, codecs, ray, recurrent, r2d2, recurrent_ray, collectives (default: all)",
     )
     bench.add_argument(
         "--repeats", type=int, default=3, help="repeats per figure (medians need at least 3)"
