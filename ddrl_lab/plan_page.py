@@ -43,9 +43,20 @@ class PlanPage:
 
     def start(self) -> threading.Thread:
         "Plan in a thread (the button's action)."
-        self._thread = threading.Thread(target=self.plan, name="ddrl-plan", daemon=True)
+        self._thread = threading.Thread(target=self._plan_in_thread, name="ddrl-plan", daemon=True)
         self._thread.start()
         return self._thread
+
+    def _plan_in_thread(self) -> None:
+        "`plan`, with an error it did not expect (a simulator that crashes) shown on the page, not lost."
+        try:
+            self.plan()
+        except Exception as e:
+            self._say_error(f"the plan failed: {type(e).__name__}: {e}")
+
+    def _say_error(self, text: str) -> None:
+        self.error = text
+        self.text.value = f"<span style='color:#b00'>{html.escape(text)}</span>"
 
     def plan(self) -> bool:
         "Calibrate once, plan the counts on the network, show the report; False (said) on bad input."
@@ -60,8 +71,7 @@ class PlanPage:
                 self.config, counts, self.network.value, calibration=self.calibration
             )
         except ValueError as e:
-            self.error = str(e)
-            self.text.value = f"<span style='color:#b00'>{html.escape(self.error)}</span>"
+            self._say_error(str(e))
             return False
         finally:
             self.button.disabled = False
