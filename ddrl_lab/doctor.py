@@ -251,10 +251,12 @@ def check_communication(df: pd.DataFrame, cfg: Config, meta: dict, rejections: l
     s = Stage("communication", "does the data flow between workers and learner?")
     t = float(_last(df, "time_s", 0.0) or 0.0)
     W = max(cfg.topology.num_workers, 1)
+    # every learner's update seconds, summed: the share is a learner's mean
+    L = max(cfg.topology.num_learners, 1)
     busy_s = _num(_last(df, "learner_busy_s"))
-    busy = busy_s / t if busy_s is not None and t > 0 else None
+    busy = busy_s / (t * L) if busy_s is not None and t > 0 else None
     busy_txt = (
-        f"learner busy {_pct(busy)} of the time"
+        f"learner busy {_pct(busy)} of the time" + (f" (the mean of {L})" if L > 1 else "")
         if busy is not None
         else "learner busy time not recorded"
     )
@@ -357,7 +359,7 @@ def memory_checks(df: pd.DataFrame) -> list:
         for g in memory_growth(df)
     ]
 
-# %% ../nbs/17_doctor.ipynb 14
+# %% ../nbs/17_doctor.ipynb 16
 # median approx KL per update; entropy left of its start; return gain
 KL_MAX, ENTROPY_COLLAPSE, MIN_PROGRESS = 0.05, 0.05, 0.25
 
@@ -479,7 +481,7 @@ def diagnose(
         ],
     )
 
-# %% ../nbs/17_doctor.ipynb 16
+# %% ../nbs/17_doctor.ipynb 18
 class RunDirError(ValueError):
     "A path that is not a readable run directory (the CLI prints it in one paragraph, exit 2)."
 
