@@ -11,8 +11,8 @@ from typing import Callable, Optional
 from .bench import Recorder, _cfg, ensure_ray, run_job_for, shutdown_ray
 
 # %% auto 0
-__all__ = ['SOLVERS', 'COLOCATED', 'DRIVER_LOOPS', 'SYNC_MODES', 'first_at', 'solve_job', 'ondevice_solve', 'bench_solve',
-           'bench_driver', 'bench_sync']
+__all__ = ['SOLVERS', 'COLOCATED', 'DRIVER_LOOPS', 'SYNC_MODES', 'first_at', 'solve_job', 'ondevice_solve', 'record_solve',
+           'bench_solve', 'bench_driver', 'bench_sync']
 
 # %% ../nbs/16b_bench_learning.ipynb 5
 def first_at(df, target: float) -> Optional[tuple[float, int]]:
@@ -88,15 +88,19 @@ def _unsupported(preset: str, overrides: dict) -> Optional[str]:
     return None
 
 
-def _record_solve(rec: Recorder, label: str, fn: Callable[[], Optional[tuple]]) -> None:
+def record_solve(
+    rec: Recorder, label: str, fn: Callable[[], Optional[tuple]], target: float = 475.0
+) -> None:
+    """Record `fn()`'s (seconds, env steps) to `target` as `label`'s two figures (None: not
+    reached); an error is kept in the time's figure and said."""
     try:
         got, err = fn(), None
     except Exception as e:
         got, err = None, f"{type(e).__name__}: {e}"
-    rec.add(f"{label}: time to 475", None if got is None else got[0], "s")
-    rec.add(f"{label}: env steps to 475", None if got is None else got[1], "steps")
+    rec.add(f"{label}: time to {target:.0f}", None if got is None else got[0], "s")
+    rec.add(f"{label}: env steps to {target:.0f}", None if got is None else got[1], "steps")
     if err:
-        rec.figures[f"{label}: time to 475"]["error"] = err
+        rec.figures[f"{label}: time to {target:.0f}"]["error"] = err
         rec.say(f"  {label} failed: {err}")
 
 
@@ -117,25 +121,25 @@ def bench_solve(rec: Recorder) -> None:
     ensure_ray()
     for i in range(rec.repeats):
         rec.say(f"  repeat {i + 1}/{rec.repeats}")
-        _record_solve(
+        record_solve(
             rec, "PPO decoupled (Ray)", lambda: solve_job(SOLVERS["PPO"], {"run.seed": i}, cap)
         )
         # next to its pair in time
-        _record_solve(rec, "PPO all-on-device", lambda: ondevice_solve(i))
+        record_solve(rec, "PPO all-on-device", lambda: ondevice_solve(i))
         # the same, through Job
-        _record_solve(
+        record_solve(
             rec, "PPO on-device job", lambda: solve_job("cartpole-ondevice", {"run.seed": i}, cap)
         )
         for label in ("PPO", "IMPALA", "DQN"):
             if label != "PPO":  # (PPO's pair ran first)
-                _record_solve(
+                record_solve(
                     rec,
                     f"{label} decoupled (Ray)",
                     lambda: solve_job(SOLVERS[label], {"run.seed": i}, cap),
                 )
-                _record_solve(rec, f"{label} all-on-device", lambda: ondevice_solve(i, label))
+                record_solve(rec, f"{label} all-on-device", lambda: ondevice_solve(i, label))
             if label in colocated:
-                _record_solve(
+                record_solve(
                     rec,
                     f"{label} co-located",
                     lambda: solve_job(SOLVERS[label], {**colocated[label], "run.seed": i}, cap),

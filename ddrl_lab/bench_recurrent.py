@@ -9,13 +9,13 @@ import time
 from typing import Optional
 
 from .bench import Recorder, ensure_ray
-from .bench_learning import solve_job
+from .bench_learning import record_solve, solve_job
 from .config import load_config
 from .loops.device import ondevice_core
 from .records import flat_config
 
 # %% auto 0
-__all__ = ['PRESET', 'TARGET', 'POLICIES', 'RAY_PRESET', 'RAY_RUNS', 'R2D2_RUNS', 'memory_run', 'record_run', 'print_curves',
+__all__ = ['PRESET', 'TARGET', 'POLICIES', 'RAY_PRESET', 'R2D2_RUNS', 'memory_run', 'record_run', 'print_curves',
            'bench_recurrent', 'ray_settings', 'bench_recurrent_ray', 'bench_r2d2']
 
 # %% ../nbs/16e_bench_recurrent.ipynb 5
@@ -101,30 +101,25 @@ def ray_settings() -> dict:
     return {**same, "env.num_envs": ray["env.num_envs"] * ray["topology.num_workers"]}
 
 
-RAY_RUNS = {
-    "Ray": (RAY_PRESET, {}),
-    "on-device": (PRESET, {}),
-    "on-device at the Ray settings": (PRESET, ray_settings()),
-}
-
-
 def bench_recurrent_ray(rec: Recorder) -> None:
     """PPO-LSTM to 350 on StatelessCartPole through `Job`: the Ray preset, the on-device preset and
     the on-device loop at the Ray preset's settings, side by side per seed; their ratios."""
-    cap = 60.0 if rec.quick else 300.0
+    cap, twin = (60.0 if rec.quick else 300.0), ray_settings()
+    runs = {
+        "Ray": (RAY_PRESET, {}),
+        "on-device": (PRESET, {}),
+        "on-device at the Ray settings": (PRESET, twin),
+    }
     rec.notes.append(
         f"time and env steps to a mean of {TARGET:.0f} (last 20 episodes) through Job, cap "
-        f"{cap:.0f} s a run; repeat i uses run.seed=i; 'at the Ray settings': {PRESET} with "
-        f"{ray_settings()}"
+        f"{cap:.0f} s a run; repeat i uses run.seed=i; 'at the Ray settings': {PRESET} with {twin}"
     )
     ensure_ray()
     for i in range(rec.repeats):
         rec.say(f"  repeat {i + 1}/{rec.repeats}")
-        for label, (preset, overrides) in RAY_RUNS.items():
-            got = solve_job(preset, {**overrides, "run.seed": i}, cap, TARGET)
-            rec.add(f"{label}: time to {TARGET:.0f}", got and got[0], "s")
-            rec.add(f"{label}: env steps to {TARGET:.0f}", got and got[1], "steps")
-            rec.say(f"    {label}: {got}")
+        for label, (preset, overrides) in runs.items():
+            seeded = {**overrides, "run.seed": i}
+            record_solve(rec, label, lambda: solve_job(preset, seeded, cap, TARGET), TARGET)
     rec.ratio(
         "on-device speedup over Ray (time to 350; target)",
         f"Ray: time to {TARGET:.0f}",
