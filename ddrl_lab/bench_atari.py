@@ -119,7 +119,7 @@ def native_pool_rate(env_cfg, seconds: float) -> float:
         pool.close()
 
 # %% ../nbs/16d_bench_atari.ipynb 8
-NUMERICS_PRESETS = ("pong-ppo", "pong-impala", "minatar-breakout")
+NUMERICS_PRESETS = ("pong-ppo", "pong-ppo-fast", "pong-impala", "minatar-breakout")
 NUMERICS_VARIANTS = {  # label -> the forced settings
     "fp32": {"algo.bf16": False, "algo.channels_last": False},
     "fp32 channels-last": {"algo.bf16": False, "algo.channels_last": True},

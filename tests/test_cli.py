@@ -21,7 +21,7 @@ def test_presets_lists_names_and_descriptions():
     r = run_cli("presets")
     assert r.returncode == 0
     listed = dict(line.split(maxsplit=1) for line in r.stdout.splitlines())
-    assert {"cartpole-ppo", "cartpole-impala", "cartpole-dqn", "cartpole-soft", "pong-ppo", "pong-impala", "minatar-breakout"} <= set(listed)
+    assert {"cartpole-ppo", "cartpole-impala", "cartpole-dqn", "cartpole-soft", "pong-ppo", "pong-ppo-fast", "pong-impala", "minatar-breakout"} <= set(listed)
     game = {"cartpole": "CartPole", "pong": "Pong", "minatar": "MinAtar",       # each one-liner names its game
             "stateless": "StatelessCartPole", "repeat": "RepeatPrevious"}
     assert all(game[name.split("-")[0]] in desc for name, desc in listed.items()), listed
