@@ -17,9 +17,9 @@ import time
 import numpy as np
 import torch
 
-from ddrl_lab.bench_sampling import native_pool_rate
-from ddrl_lab.config import load_config
 from ddrl_lab.algorithms import LEARNERS
+from ddrl_lab.bench_atari import native_pool_rate
+from ddrl_lab.config import load_config
 from ddrl_lab.numerics import choose_numerics, compute_info
 from ddrl_lab.pools import env_spaces
 from ddrl_lab.segments import Segment
@@ -39,6 +39,12 @@ def pong_segment(cfg, obs_space, seed: int) -> Segment:
 
 def network_rate(cfg, seconds: float) -> float:
     "Env steps/s that acting + learning alone allow: per sample, 1/num_envs of an acting batch and 1/batch of an update."
+    learn_s, act_s = network_times(cfg, seconds)
+    return 1.0 / (learn_s + act_s)
+
+
+def network_times(cfg, seconds: float) -> tuple:
+    "Seconds per env step of the learner's update and of the acting forward pass, each alone with every CPU thread."
     obs_space, action_space = env_spaces(cfg.env)
     learner = LEARNERS[cfg.algo.name](cfg, obs_space, action_space, num_threads=torch.get_num_threads())
     per_update = max(1, cfg.algo.minibatch_size // (cfg.algo.segment_length * cfg.env.num_envs))
@@ -55,7 +61,7 @@ def network_rate(cfg, seconds: float) -> float:
         while time.perf_counter() - t0 < seconds / 2:
             learner.model.act(obs); n += 1
     act_s = (time.perf_counter() - t0) / (n * cfg.env.num_envs)
-    return 1.0 / (learn_s + act_s)
+    return learn_s, act_s
 
 
 def main():
