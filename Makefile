@@ -1,7 +1,10 @@
 # The two commands of the README, and the steps they stand on.
 #   make demo  - set up .venv if needed, then train PPO on CartPole with 2 Ray workers through the
 #                papermill quickstart; ends with a run directory and its report.html
-#   make test  - set up .venv if needed, then run the whole test suite (make test-learning: the long learning runs it leaves out)
+#   make test  - set up .venv if needed, then run the fast tier of the test suite (about 15 minutes on 2 cores)
+#   make test-slow - the slow tier CI runs after it (tests marked `slow`: long learning checks, the docs site in a
+#                browser, the dashboards in JupyterLab); make test-learning: the longer learning runs CI leaves out
+#   make images - publish the pictures the suite made (build/images/) to docs/images/, the README's pictures
 #   make bench - the benchmarks of the README's table (BENCH="pong sync" or BENCH=all for others)
 #   make format - the notebooks' code formatted (ruff format, .ruff.toml), then exported
 #   make docs  - the static docs site in site/ (notebooks executed, API reference); open site/index.html
@@ -19,7 +22,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CORE_STAMP := $(VENV)/.installed-core
 
-.PHONY: install install-core demo test test-learning docs export format readme bench bench-envs clean-runs
+.PHONY: install install-core demo test test-slow test-learning images docs export format readme bench bench-envs clean-runs
 
 # the library, its notebooks' kernel and papermill: what `make demo` needs
 install-core: $(CORE_STAMP)
@@ -45,12 +48,24 @@ demo: install-core
 	$(BIN)/papermill -k ddrl-lab --log-level WARNING nbs/experiments/quickstart.ipynb runs/quickstart.ipynb -p out runs
 	@echo "executed notebook: runs/quickstart.ipynb"; ls -td runs/quickstart-*/ | head -1 | sed 's/^/run directory: /'
 
+# Every test fails with its name past TEST_TIMEOUT seconds (pytest-timeout) instead of hanging CI; each tier prints its
+# 15 slowest tests. The tiers are cut by the `slow` marker (tests/conftest.py); the README lists what the slow one holds.
+TEST_TIMEOUT ?= 900
+PYTEST := $(BIN)/python -m pytest -q --durations=15 --timeout=$(TEST_TIMEOUT)
+
 test: install
-	$(BIN)/python -m pytest -q tests
+	$(PYTEST) tests -m "not slow"
+
+test-slow: install
+	$(PYTEST) tests -m slow
 
 # The long learning runs CI leaves out (tests marked `learning`: more seeds of what `make test` checks on one).
 test-learning: install
-	$(BIN)/python -m pytest -q tests --learning -m learning
+	$(PYTEST) tests --learning -m learning
+
+# The suite's pictures (build/images/, written by the tests that make them) published to docs/images/ with provenance.
+images:
+	$(BIN)/python docs/publish_images.py
 
 # The docs site (docs/build.py, docs/mkdocs.yml): executes every notebook of nbs/ and nbs/experiments/ into
 # build/docs/ (cached by content: the next run executes only the notebooks that changed), adds an API

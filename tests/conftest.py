@@ -21,6 +21,9 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "learning: a long learning run beyond CI's (more seeds, a notebook's full solves); run with --learning")
+    config.addinivalue_line("markers", "slow: a check that cannot be fast without losing its point (a long learning check, "
+                            "the docs site or a dashboard in a real browser); `make test` leaves it to `make test-slow`, "
+                            "which CI runs next; the README lists every one (tests/test_readme.py checks)")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -81,21 +84,26 @@ def child_env():
 
 
 # The README's first-screen pictures: written by the tests that make them, never by hand (tests/test_readme.py checks).
+# The suite writes them under build/images/ (ignored by git: a test run leaves the working tree as it found it);
+# `make images` publishes them to docs/images/ with their provenance (docs/publish_images.py).
 IMAGES = ROOT / "docs" / "images"
 PROVENANCE = IMAGES / "provenance.json"
+MADE = ROOT / "build" / "images"
 
 
 def publish_image(src: Path, name: str, writer: str) -> Path:
-    """Copy `src` (a screenshot, an episode GIF a test just made) to docs/images/`name` and record in
-    docs/images/provenance.json which test wrote it (`writer`: "tests/FILE.py::TEST"), when, at which commit, and the
-    file's sha256, so a test can tell a picture made by the suite from one put there by hand."""
+    """Copy `src` (a screenshot, an episode GIF a test just made) to build/images/`name` and record in
+    build/images/provenance.json which test wrote it (`writer`: "tests/FILE.py::TEST"), when, at which commit, and the
+    file's sha256, so a test can tell a picture made by the suite from one put there by hand. `make images` moves
+    what is there to docs/images/, the README's pictures."""
     import datetime, hashlib, json, shutil, subprocess
-    IMAGES.mkdir(parents=True, exist_ok=True)
-    dst = IMAGES / name
+    MADE.mkdir(parents=True, exist_ok=True)
+    dst = MADE / name
     shutil.copyfile(src, dst)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    books = json.loads(PROVENANCE.read_text()) if PROVENANCE.exists() else {}
+    books_path = MADE / "provenance.json"
+    books = json.loads(books_path.read_text()) if books_path.exists() else {}
     books[name] = dict(written_by=writer, sha256=hashlib.sha256(dst.read_bytes()).hexdigest(),
                        date=datetime.date.today().isoformat(), commit=commit or None)
-    PROVENANCE.write_text(json.dumps(dict(sorted(books.items())), indent=1) + "\n")
+    books_path.write_text(json.dumps(dict(sorted(books.items())), indent=1) + "\n")
     return dst

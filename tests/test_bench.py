@@ -17,6 +17,7 @@ def test_env_bench_prints_its_table():
         assert row in r.stdout, (row, r.stdout)
 
 
+@pytest.mark.slow
 def test_bench_cli_writes_medians_ratios_and_the_machine(tmp_path):
     "`ddrl-lab bench codecs ray --quick --repeats 3`: a JSON file with the machine, medians within [min, max], and ratios."
     out = tmp_path / "results.json"

@@ -266,6 +266,7 @@ def _steer(page, lab: Lab, runs: Path, t0: float, timings: dict, knob: str, drif
     return dict(before=before, moved_to=moved_to, at_move=at_move, later=later, row=new[0], heals=heals)
 
 
+@pytest.mark.slow
 @needs_chromium
 @pytest.mark.parametrize("preset,knob,runtime,workers", STEERED, ids=[s[0] for s in STEERED])
 def test_slider_steers_a_job_in_jupyterlab(tmp_path, child_env, preset, knob, runtime, workers):

@@ -41,6 +41,7 @@ def test_config_lists_every_key_of_the_dataclasses_with_its_help():
     assert "\n* algo.lr " in r.stdout and "\n  env.seed " in r.stdout      # * marks what differs from the default
 
 
+@pytest.mark.slow
 def test_an_env_module_of_the_users_with_kwargs_runs_from_the_folder_it_is_in(tmp_path):
     "`env.id = module:EnvId` finds a file in the current folder without installing it; env.kwargs reach its constructor."
     from conftest import write_user_env
@@ -149,6 +150,7 @@ def test_yaml_file_run(tmp_path):
     assert run_dir.name.startswith("mine-") and json.loads((run_dir / "meta.json").read_text())["status"] == "finished"
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_cleanly_and_leaves_no_processes(tmp_path):
     "SIGINT during a Ray run: exit 130, records written, and Ray's processes (its own local cluster) gone."
     out = tmp_path / "runs"

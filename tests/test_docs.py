@@ -102,6 +102,7 @@ def _status(url: str) -> int:
         return e.code
 
 
+@pytest.mark.slow
 @needs_chromium
 def test_the_docs_site_in_chromium(site, browser):
     pages = {"index.html": 0, **{nb.replace(".ipynb", ".html"): 0 for nb in NEWCOMER}, "design.html": 0,

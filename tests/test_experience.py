@@ -114,6 +114,7 @@ def _strict_json(text: str):
     return json.loads(text, parse_constant=refuse)
 
 
+@pytest.mark.slow
 def test_a_poisoned_simulator_still_learns_with_clean_statistics(tmp_path, ray_cluster):
     """CartPole that emits NaN, +Inf or 1e30 at rare seeded steps (ddrl_lab.poisoned_env), with rewards limited to
     [-10, 10]: the bad segments are rejected at the source, the episodes that touch them report no return, and the

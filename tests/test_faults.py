@@ -9,6 +9,7 @@ from ddrl_lab import Job
 from ddrl_lab.metrics import read_metrics
 
 
+@pytest.mark.slow
 def test_killed_worker_restarts_and_throughput_recovers(tmp_path, ray_cluster):
     job = Job("cartpole-ppo", {"run.total_env_steps": 300_000, "run.log_interval_s": 0.5, "run.out": str(tmp_path)}).start()
     deadline = time.monotonic() + 90
@@ -58,6 +59,7 @@ def test_drill_during_a_ray_run(fault, kw, tmp_path, ray_cluster):
         assert b["checkpoint_failures"] + job.log.write_failures >= 1
 
 
+@pytest.mark.slow
 def test_central_inference_survives_a_killed_worker_and_a_killed_learner(tmp_path, ray_cluster):
     """SEED-style: a dead env worker is asked for its observations again once Ray restarted it (its unfinished
     trajectory is dropped and counted), and a dead learner comes back from its checkpoint; the run still solves."""
@@ -79,6 +81,7 @@ def test_central_inference_survives_a_killed_worker_and_a_killed_learner(tmp_pat
     assert df.policy_version.is_monotonic_increasing
 
 
+@pytest.mark.slow
 def test_a_node_dies_and_the_job_finishes_on_the_head_node(tmp_path):
     "ray.cluster_utils.Cluster: two nodes on this machine, in a subprocess with its own cluster."
     import json
@@ -95,6 +98,7 @@ def test_a_node_dies_and_the_job_finishes_on_the_head_node(tmp_path):
     b = res["books"]
     assert b["produced"] == b["trained"] + b.get("rejected", 0) + b.get("dropped_stale", 0) + b.get("dropped_stop", 0) + b.get("lost_with_learner", 0)
 
+@pytest.mark.slow
 def test_a_replay_shard_dies_and_comes_back_from_its_snapshot(tmp_path, ray_cluster):
     "DQN through 2 Ray replay shards: one is killed mid-run, restores its last snapshot, the loss is counted, the run solves."
     job = Job("cartpole-dqn", {"run.checkpoint_every": 5, "run.log_interval_s": 0.2, "run.out": str(tmp_path)}).start()

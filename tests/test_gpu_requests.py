@@ -32,6 +32,7 @@ PROBE = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_learners_ask_ray_for_a_gpu_each_when_the_cluster_has_them(child_env):
     """A cluster declaring 3 GPUs (Ray takes the count on trust: `num_gpus`), `topology.device: auto`, 2 learners:
     2 gradient learners behind a parameter server, then a data-parallel on-device group of 2 trainers. Each learner or

@@ -23,6 +23,7 @@ def _solve(preset, seed, tmp_path):
 
 # cartpole-dqn on Ray with 2 workers learns in tests/test_faults.py (the replay-shard drill: the same preset and budget,
 # a shard killed on the way), which asserts all of what is asked here too.
+@pytest.mark.slow
 @pytest.mark.parametrize("preset", ["cartpole-impala", "cartpole-central"])
 def test_learns_cartpole_on_ray_with_two_workers(preset, tmp_path, ray_cluster):
     job, df = _solve(preset, 0, tmp_path)
@@ -73,6 +74,7 @@ def _random_breakout_return(episodes: int = 300, seed: int = 0) -> float:
     return float(np.mean(returns))
 
 
+@pytest.mark.slow
 def test_the_minatar_preset_beats_random_play_fivefold_within_a_short_budget(tmp_path):
     """`minatar-breakout` as shipped (on-device PPO on 64 torch envs), cut to 250k env steps: the mean of its last
     100 episode returns is at least 5x random play's, measured here on the same game."""
@@ -83,6 +85,7 @@ def test_the_minatar_preset_beats_random_play_fivefold_within_a_short_budget(tmp
     assert 0 < random_mean < 1 and final >= 5 * random_mean, (final, random_mean)
 
 
+@pytest.mark.slow
 def test_a_recurrent_policy_on_ray_workers_beats_its_feed_forward_twin(tmp_path, ray_cluster):
     """`stateless-cartpole-lstm` (PPO-LSTM, 2 Ray workers sending each segment's first state h0 through the channel's
     codec) cut to 40k env steps, against the same job with `algo.rnn=none`, which sees the same velocity-free
@@ -104,6 +107,7 @@ def test_a_recurrent_policy_on_ray_workers_beats_its_feed_forward_twin(tmp_path,
     assert mean["lstm"] >= 1.5 * mean["none"], finals
 
 
+@pytest.mark.slow
 def test_r2d2_beats_its_feed_forward_twin_on_a_memory_task(tmp_path):
     """`stateless-cartpole-r2d2` (an LSTM Q network, stored state, burn-in, prioritized sequence replay, all on the
     device) on RepeatPrevious-v0 (name the suit dealt 4 cards ago: a feed-forward policy can only guess, about -0.5)
@@ -122,6 +126,7 @@ def test_r2d2_beats_its_feed_forward_twin_on_a_memory_task(tmp_path):
     assert finals["lstm"] >= finals["none"] + 0.4, finals
 
 
+@pytest.mark.slow
 def test_r2d2_beats_its_feed_forward_twin_on_stateless_cartpole(tmp_path):
     """The issue's task: `stateless-cartpole-r2d2` cut to 300k env steps against the same job with `algo.rnn=none`
     (uniform replay, what the on-device feed-forward DQN samples), both seeing CartPole without its velocities:

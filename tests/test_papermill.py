@@ -10,6 +10,7 @@ from test_browser import CHROMIUM, CHROMIUM_ARGS
 QUICKSTART = ROOT / "nbs" / "experiments" / "quickstart.ipynb"
 
 
+@pytest.mark.slow
 def test_quickstart_learns_and_writes_a_report(tmp_path):
     out_nb = tmp_path / "quickstart.ipynb"
     pm.execute_notebook(str(QUICKSTART), str(out_nb), kernel_name="python3", progress_bar=False,
@@ -67,6 +68,7 @@ def test_quickstart_rejects_an_unknown_parameter_name(tmp_path):
 SYNC_MODES = ROOT / "nbs" / "experiments" / "sync_modes.ipynb"
 
 
+@pytest.mark.slow
 def test_sync_modes_study_runs_the_three_modes_and_both_planes_under_sync(tmp_path):
     """Small parameters: each arm runs its budget on Ray, sync on both parameter planes (parameter server and
     all-reduce under the same mode); the notebook ends with the table and both figures."""
@@ -97,6 +99,7 @@ def test_sync_modes_rejects_a_bad_parameter_first(tmp_path):
 RECURRENT = ROOT / "nbs" / "experiments" / "recurrent.ipynb"
 
 
+@pytest.mark.slow
 def test_recurrent_study_runs_all_three_parts(tmp_path):
     """Small parameters, one process: part 1's four policies on the device, part 2's async runs from the stored state
     and from zeros, part 3's four R2D2 variants (stored or zero state, with or without burn-in); the notebook ends

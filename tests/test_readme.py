@@ -74,3 +74,27 @@ def test_the_design_contract_names_metrics_the_code_writes():
     code = "\n".join(p.read_text() for p in (ROOT / "ddrl_lab").rglob("*.py"))
     missing = [m for m in always if not re.search(rf"\b{m}\b", code)]
     assert len(always) >= 8 and not missing, f"metrics named in docs/design.md that no module writes: {missing}"
+
+
+def _slow_tier_in_readme() -> set:
+    "The tests the README's *The test tiers* section says the slow tier holds (`tests/FILE.py::TEST`)."
+    section = README.split("### The test tiers")[1].split("\n## ")[0]
+    slow = section.split("**`make test-slow`, the slow tier**")[1].split("- **`make test-learning`**")[0]
+    return set(re.findall(r"`(tests/test_\w+\.py::test_\w+)`", slow))
+
+
+def _collected(marker: str) -> set:
+    "Test functions (parameters stripped) that pytest collects under `-m marker`, as `tests/FILE.py::TEST`."
+    import subprocess, sys
+    r = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-m", marker, "-p", "no:cacheprovider",
+                        "tests"], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    return {line.split("[")[0] for line in r.stdout.splitlines() if line.startswith("tests/")}
+
+
+def test_the_readme_lists_what_the_slow_tier_holds():
+    "Nothing moves to the slow tier silently: the README's list is the set of tests marked `slow`, whole functions only."
+    listed, slow, fast = _slow_tier_in_readme(), _collected("slow"), _collected("not slow")
+    assert len(slow) >= 10, slow                                          # (the collection sees the markers)
+    assert listed == slow, f"README lists but not marked: {sorted(listed - slow)}; marked but not listed: {sorted(slow - listed)}"
+    assert not slow & fast, f"split between the tiers by parameter: {sorted(slow & fast)}"

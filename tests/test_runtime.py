@@ -38,6 +38,7 @@ def last_checkpoint(job):
     return torch.load(sorted((job.run_dir / "checkpoints").glob("*.pt"))[-1], weights_only=False)
 
 
+@pytest.mark.slow
 def test_serial_and_ray_both_learn_cartpole_identically(tmp_path, ray_cluster):
     runs = {}
     for runtime in ("serial", "ray"):
@@ -155,6 +156,7 @@ def _is_loopback(ip: str) -> bool:
     return a.is_loopback or (a.version == 6 and a.ipv4_mapped is not None and a.ipv4_mapped.is_loopback)
 
 
+@pytest.mark.slow
 def test_the_local_cluster_of_a_job_listens_on_loopback_only(tmp_path):
     """`ddrl-lab run` on Ray starts its own local cluster: every TCP socket that any of its processes (the driver,
     GCS, raylet, dashboard, agents, workers) listens on, and every UDP socket they bound, is on 127.0.0.1; token
@@ -243,6 +245,7 @@ def _ray_start(*node_args):
         if marker.exists() and marker.read_text().strip().endswith(f":{port}"): marker.unlink()
 
 
+@pytest.mark.slow
 def test_an_existing_cluster_too_small_or_unauthenticated_is_refused_at_once(tmp_path):
     """A cluster started with `ray start --head` (2 CPUs, token authentication on, as Ray 2.60 starts it): a job
     whose actors ask for 4 CPUs is refused before anything is spawned (exit 2, both numbers named, no run directory)
@@ -272,6 +275,7 @@ while len([n for n in ray.nodes() if n["Alive"]]) < int(sys.argv[2]) and time.mo
 print(json.dumps(dict(nodes=len([n for n in ray.nodes() if n["Alive"]]), free_cpus=ray.available_resources().get("CPU", 0))))"""
 
 
+@pytest.mark.slow
 def test_a_job_on_a_two_node_cluster_ships_its_code_spreads_its_workers_and_leaves_the_cluster_up(tmp_path):
     """Two nodes started with `ray start` on this machine (token authentication on): `ddrl-lab run` with
     run.ray_address=127.0.0.1:PORT joins them, places its env workers on both nodes, runs in every actor the ddrl_lab it

@@ -34,6 +34,7 @@ def rejects(name: str, tmp_path, message: str, **parameters) -> None:
     assert not (tmp_path / "runs").exists()
 
 
+@pytest.mark.slow
 def test_deployments_study(tmp_path):
     "Co-located, decoupled sync and async as jobs, the on-device path as a fourth column; figures and the table."
     text = execute("deployments", tmp_path, runtime="serial", total_env_steps=4096, target_return=None,
@@ -51,6 +52,7 @@ def test_deployments_study_rejects_a_bad_deployment(tmp_path):
             deployments=["co-locatd", "decoupled-sync"], runtime="serial")
 
 
+@pytest.mark.slow
 def test_replay_study(tmp_path):
     "Prioritized and uniform replay, recency on and off (one capacity here), and the rebalance-period bias."
     text = execute("replay", tmp_path, runtime="serial", total_env_steps=2048, target_return=None, capacities=[2000],
@@ -67,6 +69,7 @@ def test_replay_study_rejects_a_bad_kind(tmp_path):
             kinds=["prioritised"], runtime="serial")
 
 
+@pytest.mark.slow
 def test_shadow_study(tmp_path):
     "A shadow of sync against async PPO on the same seeds: two runs, a divergence step, the diff and the table."
     text = execute("shadow", tmp_path, total_env_steps=4096, out=str(tmp_path / "runs"))
@@ -83,6 +86,7 @@ def test_shadow_study_rejects_different_seeds(tmp_path):
     rejects("shadow", tmp_path, "run.seed differs (a: 0, b: 1)", overrides_b={"run.seed": 1})
 
 
+@pytest.mark.slow
 def test_atari_study(tmp_path):
     "Pong by topology, two of them for a few seconds each: both run, the table and the plots are there."
     text = execute("atari", tmp_path, topologies=["ppo-co-located", "impala-co-located"], minutes=0.1,
@@ -96,6 +100,7 @@ def test_atari_study_rejects_a_bad_topology(tmp_path):
     rejects("atari", tmp_path, "topologies = ['impala-decoupld']: expected a non-empty list of", topologies=["impala-decoupld"])
 
 
+@pytest.mark.slow
 def test_staleness_study(tmp_path):
     "The three fallbacks under one slow link, in-process with a short budget: three runs, the figures and the table."
     text = execute("staleness", tmp_path, runtime="serial", total_env_steps=30_000, drill="8000:net_delay:1:0.3:1",

@@ -100,6 +100,7 @@ def test_async_staleness_window(window, tmp_path, ray_cluster):
 # sync-allreduce and async-hybrid learn in the heal test below (the same run, with a member killed on the way), which asserts
 # all of this too. A run stops at its target (70k-130k steps in 8 of 8 async-ps runs here); the budget leaves room for the
 # rare run whose stale gradients knock it back once (CI saw one peak at 455 and fall to 292 by 300k).
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["async-ps", "soft-ps"])
 def test_each_mode_learns_cartpole_with_two_workers_and_two_learners(mode, tmp_path, ray_cluster):
     job = _run(tmp_path, mode, **{"run.total_env_steps": 600_000, "run.target_return": 475})
@@ -122,6 +123,7 @@ def test_preemption_lets_a_sync_round_go_on_without_a_straggler(tmp_path, ray_cl
     assert b["produced"] == b["trained"] + b["rejected"] + b["dropped_stale"] + b["dropped_stop"] + b["lost_with_learner"], dict(b)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["sync-allreduce", "async-hybrid"])
 def test_a_learner_group_that_loses_a_member_is_rebuilt_and_still_reaches_its_target(mode, tmp_path, ray_cluster):
     """Member 1 of the all-reduce group dies mid-run: the group is built again from the newest checkpoint, every
