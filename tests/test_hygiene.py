@@ -57,12 +57,14 @@ def test_quickstart_has_a_parameters_cell():
     assert any("parameters" in c.get("metadata", {}).get("tags", []) for c in nb["cells"])
 
 
-# The notebooks whose tests run whole jobs for tens of seconds (`nbdev_test --timing` here, 2026-12-06: the plan page's
-# calibrations 88 s, the doctor's diagnosed runs 38 s, 09_ondevice 30 s, 12_job 29 s, 11_runtime 22 s, 07a 19 s,
-# 11b and 09c 16 s, 11i 13 s, 11e 12 s; every other notebook 10 s or less): the slow tier runs them.
-HEAVY_NOTEBOOKS = {"07a_algorithms.ipynb", "09_ondevice.ipynb", "09c_ondevice_dqn.ipynb", "11_runtime.ipynb",
-                   "11b_barrier_loop.ipynb", "11e_central_loop.ipynb", "11i_device_loop.ipynb", "12_job.ipynb",
-                   "13b_plan_page.ipynb", "17_doctor.ipynb"}
+# The notebooks whose tests run whole jobs for seconds to tens of seconds (`nbdev_test --timing` here, 2026-12-06: the
+# plan page's calibrations 88 s, the doctor's diagnosed runs 38 s, 09_ondevice 30 s, 12_job 29 s, 11_runtime 22 s,
+# 07a 19 s, 11b and 09c 16 s, 11i 13 s, 11e 12 s, 10a, 11d, 13_dashboard 10 s, 16_bench 9 s; every other notebook 10 s or
+# less, most under 5 s): the slow tier runs them.
+HEAVY_NOTEBOOKS = {"07a_algorithms.ipynb", "09_ondevice.ipynb", "09c_ondevice_dqn.ipynb", "10a_episodes.ipynb",
+                   "11_runtime.ipynb", "11b_barrier_loop.ipynb", "11d_replay_loop.ipynb", "11e_central_loop.ipynb",
+                   "11i_device_loop.ipynb", "12_job.ipynb", "13_dashboard.ipynb", "13b_plan_page.ipynb", "16_bench.ipynb",
+                   "17_doctor.ipynb"}
 
 
 def _run_notebooks(names: list) -> None:

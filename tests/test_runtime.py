@@ -34,6 +34,21 @@ def _spawned(job):
     return job
 
 
+def _first_row(job, timeout=60):
+    "Wait until the running job has written its first row of metrics."
+    deadline = time.monotonic() + timeout
+    while len(job.metrics()) < 1 and time.monotonic() < deadline: time.sleep(0.05)
+    assert len(job.metrics()) >= 1, "no row within a minute"
+
+
+def _interrupt_after_first_row(job):
+    "Ctrl-C in the main thread once the job has written a row (or after a minute without one: the test fails then)."
+    try:
+        _first_row(job)
+    finally:
+        _thread.interrupt_main()
+
+
 def last_checkpoint(job):
     return torch.load(sorted((job.run_dir / "checkpoints").glob("*.pt"))[-1], weights_only=False)
 
@@ -94,8 +109,8 @@ def test_live_knob_reaches_the_ray_learner(tmp_path, ray_cluster):
 def test_interrupt_during_wait_stops_the_job(tmp_path, ray_cluster):
     "What the notebook's 'interrupt kernel' does: KeyboardInterrupt in the main thread while wait() blocks."
     job = _spawned(Job("cartpole-ppo", {"run.total_env_steps": 10**8, "run.target_return": None, "run.out": str(tmp_path)}).start())
-    timer = threading.Timer(8.0, _thread.interrupt_main)
-    timer.start()
+    # the interrupt comes once the job is running (its first row written), not after a fixed time
+    threading.Thread(target=_interrupt_after_first_row, args=(job,), daemon=True).start()
     with pytest.raises(KeyboardInterrupt):
         job.wait()
     assert job.status == "stopped" and _wait_gone(job) == []
@@ -105,7 +120,7 @@ def test_exception_in_a_with_block_stops_the_job(tmp_path, ray_cluster):
     with pytest.raises(ZeroDivisionError):
         with Job("cartpole-ppo", {"run.total_env_steps": 10**8, "run.target_return": None, "run.out": str(tmp_path)}) as job:
             _spawned(job)
-            time.sleep(3)
+            _first_row(job)
             1 / 0
     assert job.status == "stopped" and _wait_gone(job) == []
     assert json.loads((job.run_dir / "meta.json").read_text())["status"] == "stopped"

@@ -111,6 +111,7 @@ def test_each_mode_learns_cartpole_with_two_workers_and_two_learners(mode, tmp_p
     if mode == "sync-allreduce": assert df.barrier_wait_ms.notna().any()
 
 
+@pytest.mark.slow
 def test_preemption_lets_a_sync_round_go_on_without_a_straggler(tmp_path, ray_cluster):
     "DD-PPO-style preemption: with a straggler and preempt_fraction 0.5, rounds proceed without it; its segments join later."
     job = Job("cartpole-ppo", {"sync.preempt_fraction": 0.5, "run.total_env_steps": 150_000, "run.out": str(tmp_path)}).start()
