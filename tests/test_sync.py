@@ -128,9 +128,11 @@ def test_preemption_lets_a_sync_round_go_on_without_a_straggler(tmp_path, ray_cl
 @pytest.mark.parametrize("mode", ["sync-allreduce", "async-hybrid"])
 def test_a_learner_group_that_loses_a_member_is_rebuilt_and_still_reaches_its_target(mode, tmp_path, ray_cluster):
     """Member 1 of the all-reduce group dies mid-run: the group is built again from the newest checkpoint, every
-    member from the same state, versions stay monotonic, the books count the lost round, and the run still solves."""
+    member from the same state, versions stay monotonic, the books count the lost round, and the run still solves.
+    The budget is the mode's learning test's (above; a run stops at its target): at 300k, an async-hybrid run knocked
+    back by its stale gradients peaked at 362 and ended at 285 (the slow tier's first CI run, 2026-12-06)."""
     job = Job("cartpole-impala", {**MODES[mode], "topology.num_learners": 2, "topology.num_workers": 2, "run.checkpoint_every": 5,
-                                  "run.total_env_steps": 300_000, "run.target_return": 475, "run.log_interval_s": 0.2,
+                                  "run.total_env_steps": 600_000, "run.target_return": 475, "run.log_interval_s": 0.2,
                                   "run.out": str(tmp_path)}).start()
     while job.status == "running" and (len(job.metrics()) < 3 or job.metrics().learner_updates.iloc[-1] < 10): time.sleep(0.05)
     job.inject("kill_learner", worker=1)
