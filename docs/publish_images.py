@@ -3,12 +3,18 @@ README's first-screen pictures, with their provenance: which test wrote each, wh
 `make images` runs this after `make test` / `make test-slow`; tests/test_readme.py checks what is published."""
 import json
 import shutil
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 MADE = ROOT / "build" / "images"
 IMAGES = ROOT / "docs" / "images"
+
+
+def record(books_path: Path, entries: dict) -> None:
+    "Merge `entries` (picture name: its provenance) into the provenance file `books_path`, kept sorted by name."
+    books = json.loads(books_path.read_text()) if books_path.exists() else {}
+    books.update(entries)
+    books_path.write_text(json.dumps(dict(sorted(books.items())), indent=1) + "\n")
 
 
 def publish(made: Path = MADE, images: Path = IMAGES) -> list:
@@ -17,16 +23,13 @@ def publish(made: Path = MADE, images: Path = IMAGES) -> list:
     if not books_path.exists():
         raise SystemExit(f"nothing to publish: {books_path} does not exist (run make test and make test-slow first)")
     made_books = json.loads(books_path.read_text())
-    published_path = images / "provenance.json"
-    books = json.loads(published_path.read_text()) if published_path.exists() else {}
     images.mkdir(parents=True, exist_ok=True)
-    for name, entry in sorted(made_books.items()):
+    for name in made_books:
         shutil.copyfile(made / name, images / name)
-        books[name] = entry
-    published_path.write_text(json.dumps(dict(sorted(books.items())), indent=1) + "\n")
+    record(images / "provenance.json", made_books)
     return sorted(made_books)
 
 
 if __name__ == "__main__":
     names = publish()
-    print(f"published to {IMAGES.relative_to(ROOT)}: {', '.join(names)}", file=sys.stdout)
+    print(f"published to {IMAGES.relative_to(ROOT)}: {', '.join(names)}")

@@ -96,14 +96,15 @@ def publish_image(src: Path, name: str, writer: str) -> Path:
     build/images/provenance.json which test wrote it (`writer`: "tests/FILE.py::TEST"), when, at which commit, and the
     file's sha256, so a test can tell a picture made by the suite from one put there by hand. `make images` moves
     what is there to docs/images/, the README's pictures."""
-    import datetime, hashlib, json, shutil, subprocess
+    import datetime, hashlib, importlib.util, shutil, subprocess
     MADE.mkdir(parents=True, exist_ok=True)
     dst = MADE / name
     shutil.copyfile(src, dst)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    books_path = MADE / "provenance.json"
-    books = json.loads(books_path.read_text()) if books_path.exists() else {}
-    books[name] = dict(written_by=writer, sha256=hashlib.sha256(dst.read_bytes()).hexdigest(),
-                       date=datetime.date.today().isoformat(), commit=commit or None)
-    books_path.write_text(json.dumps(dict(sorted(books.items())), indent=1) + "\n")
+    spec = importlib.util.spec_from_file_location("publish_images", ROOT / "docs" / "publish_images.py")
+    publishing = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(publishing)
+    entry = dict(written_by=writer, sha256=hashlib.sha256(dst.read_bytes()).hexdigest(),
+                 date=datetime.date.today().isoformat(), commit=commit or None)
+    publishing.record(MADE / "provenance.json", {name: entry})
     return dst

@@ -90,17 +90,11 @@ def _marked_slow() -> set:
     marked, stray = set(), []
     for path in sorted((ROOT / "tests").glob("test_*.py")):
         tree = ast.parse(path.read_text())
-        on_functions = set()
+        on = {id(d): f.name for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) for d in f.decorator_list}
         for node in ast.walk(tree):
-            if isinstance(node, ast.FunctionDef):
-                for dec in node.decorator_list:
-                    if ast.unparse(dec) == "pytest.mark.slow":
-                        marked.add(f"tests/{path.name}::{node.name}")
-                        on_functions.add(id(dec))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Attribute) and node.attr == "slow" and ast.unparse(node) == "pytest.mark.slow" \
-                    and id(node) not in on_functions:
-                stray.append(f"{path.name}:{node.lineno}")
+            if isinstance(node, ast.Attribute) and ast.unparse(node) == "pytest.mark.slow":
+                if id(node) in on: marked.add(f"tests/{path.name}::{on[id(node)]}")
+                else: stray.append(f"{path.name}:{node.lineno}")
     assert not stray, f"a slow mark that is not a whole test function's decorator: {stray}"
     return marked
 

@@ -12,6 +12,7 @@ import torch
 
 from ddrl_lab import Job
 from ddrl_lab.metrics import ROW_KEYS, clock_keys
+from test_browser import _wait
 
 SOLVE = {"run.total_env_steps": 150_000, "run.target_return": 475}
 
@@ -34,11 +35,9 @@ def _spawned(job):
     return job
 
 
-def _first_row(job, timeout=60):
-    "Wait until the running job has written its first row of metrics."
-    deadline = time.monotonic() + timeout
-    while len(job.metrics()) < 1 and time.monotonic() < deadline: time.sleep(0.05)
-    assert len(job.metrics()) >= 1, "no row within a minute"
+def _first_row(job):
+    "Wait until the running job has written its first row of metrics (a TimeoutError after a minute without one)."
+    _wait("the job's first row", lambda: len(job.metrics()) >= 1, 60, every=0.05)
 
 
 def _interrupt_after_first_row(job):
