@@ -241,8 +241,15 @@ def _steer(page, lab: Lab, runs: Path, t0: float, timings: dict, knob: str, drif
     handle.scroll_into_view_if_needed()
     handle.focus()
     for _ in range(3): page.keyboard.press("ArrowRight")
-    _wait("the slider's readout to move", lambda: float(readout.inner_text()) != float(before), 20)
-    moved_to = float(readout.inner_text())
+    # the readout moves one step per key press as the page handles them; the value to look for in the rows is where it
+    # comes to rest (read mid-way, it named a value the job never received: 5 read, 7 sent)
+    readouts = []
+
+    def at_rest():
+        readouts.append(float(readout.inner_text()))
+        return len(readouts) >= 3 and readouts[-1] != float(before) and readouts[-1] == readouts[-2] == readouts[-3]
+    _wait("the slider's readout to move and come to rest", at_rest, 20)
+    moved_to = readouts[-1]
     at_move = page.evaluate(PLOT, "episode return")
     timings["moved_s"] = time.monotonic() - t0
 
