@@ -73,7 +73,7 @@ images:
 docs: install
 	$(BIN)/python docs/build.py
 
-# Benchmarks (harness nbs/16_bench.ipynb, families 16a-16c): medians of 3 repeats, ratios against baselines measured in the same
+# Benchmarks (harness nbs/bench/00_harness.ipynb, families 16a-16c): medians of 3 repeats, ratios against baselines measured in the same
 # run; prints the table and writes runs/bench-<time>.json. The default set is the README's table
 # (about 15 minutes on 2 cores); `ddrl-lab bench --help` lists the others.
 BENCH ?= sampling solve replay

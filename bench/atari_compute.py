@@ -17,12 +17,12 @@ import time
 import numpy as np
 import torch
 
-from ddrl_lab.algorithms import LEARNERS
-from ddrl_lab.bench_atari import native_pool_rate
-from ddrl_lab.config import load_config
-from ddrl_lab.numerics import choose_numerics, compute_info
-from ddrl_lab.pools import env_spaces
-from ddrl_lab.segments import Segment
+from ddrl_lab.learners.algorithms import LEARNERS
+from ddrl_lab.bench.atari import native_pool_rate
+from ddrl_lab.config.schema import load_config
+from ddrl_lab.nn.numerics import choose_numerics, compute_info
+from ddrl_lab.envs.pools import env_spaces
+from ddrl_lab.data.segments import Segment
 
 
 def pong_segment(cfg, obs_space, seed: int) -> Segment:

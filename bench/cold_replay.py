@@ -22,7 +22,7 @@ import torch
 
 from replay_atari_shard import segments
 
-from ddrl_lab.replay_shard import ReplayShard
+from ddrl_lab.replay.shard import ReplayShard
 
 
 def rss_mb(kind: str = "RssAnon") -> float:

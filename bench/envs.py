@@ -13,10 +13,10 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from ddrl_lab.bench import timed
-from ddrl_lab.bench_sampling import pool_rate, stepper, torch_pool_rate
-from ddrl_lab.config import EnvConfig
-from ddrl_lab.envs import EnvFn, InlinePool, ProcessPool, env_seeds
+from ddrl_lab.bench.harness import timed
+from ddrl_lab.bench.sampling import pool_rate, stepper, torch_pool_rate
+from ddrl_lab.config.schema import EnvConfig
+from ddrl_lab.envs.cpu import EnvFn, InlinePool, ProcessPool, env_seeds
 
 
 def plain_loop(env_cfg: EnvConfig, seconds: float) -> float:

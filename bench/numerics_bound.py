@@ -17,9 +17,9 @@ import statistics
 
 from atari_compute import network_times
 
-from ddrl_lab.bench_atari import NUMERICS_VARIANTS, agent_steps_while_learning
-from ddrl_lab.config import load_config
-from ddrl_lab.numerics import bf16_native, compute_info
+from ddrl_lab.bench.atari import NUMERICS_VARIANTS, agent_steps_while_learning
+from ddrl_lab.config.schema import load_config
+from ddrl_lab.nn.numerics import bf16_native, compute_info
 
 
 def main():

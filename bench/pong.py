@@ -12,7 +12,7 @@ import argparse
 import time
 
 from ddrl_lab import Job
-from ddrl_lab.numerics import compute_info
+from ddrl_lab.nn.numerics import compute_info
 
 
 def main():

@@ -18,9 +18,9 @@ import argparse
 
 import numpy as np
 
-from ddrl_lab.bench import timed
-from ddrl_lab.bench_data import ALPHA, BETA, EPS, full_sampler, numpy_prioritized, sampler_rate
-from ddrl_lab.replay import PrioritizedSampler, UniformSampler
+from ddrl_lab.bench.harness import timed
+from ddrl_lab.bench.data import ALPHA, BETA, EPS, full_sampler, numpy_prioritized, sampler_rate
+from ddrl_lab.replay.core import PrioritizedSampler, UniformSampler
 
 
 def numpy_rate(capacity: int, batch: int, seconds: float, tds: np.ndarray, rng: np.random.Generator) -> float:

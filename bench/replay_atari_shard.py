@@ -15,8 +15,8 @@ import time
 import numpy as np
 import psutil
 
-from ddrl_lab.replay_shard import ReplayShard
-from ddrl_lab.segments import Segment
+from ddrl_lab.replay.shard import ReplayShard
+from ddrl_lab.data.segments import Segment
 
 
 def segments(n: int, T: int, M: int, reset_every: int = 2000, S: int = 4, seed: int = 0):

@@ -25,9 +25,9 @@ import time
 
 import numpy as np
 
-from ddrl_lab.bench import timed
-from ddrl_lab.bench_data import N_STEP, filled_shards, sharded_step, single_sampler_step
-from ddrl_lab.shard_sampling import stale_mass_experiment
+from ddrl_lab.bench.harness import timed
+from ddrl_lab.bench.data import N_STEP, filled_shards, sharded_step, single_sampler_step
+from ddrl_lab.replay.sampling import stale_mass_experiment
 
 
 def sharded_rate(shards, batch: int, seconds: float, tds: np.ndarray, rebalance_every: int) -> float:

@@ -22,10 +22,10 @@ import time
 import numpy as np
 import torch
 
-from ddrl_lab.config import load_config
-from ddrl_lab.ondevice import BREAKOUT_OVERRIDES, OnDevicePPO
-from ddrl_lab.models import make_policy, sample_actions
-from ddrl_lab.torch_envs import make_torch_pool
+from ddrl_lab.config.schema import load_config
+from ddrl_lab.ondevice.actor_critic import BREAKOUT_OVERRIDES, OnDevicePPO
+from ddrl_lab.nn.models import make_policy, sample_actions
+from ddrl_lab.envs.torch_games import make_torch_pool
 
 # Pool sizes and batch sizes per device type; on CUDA the big batches are where the GPU pays off.
 ENV_SIZES = {"cpu": [2**6, 2**10, 2**14], "cuda": [2**12, 2**14, 2**16, 2**18, 2**20]}
@@ -127,7 +127,7 @@ def training(dev: torch.device, seconds: float, name: str, overrides: dict, thre
 def through_job(dev: torch.device, seconds: float, name: str, overrides: dict):
     "Env steps/s of the on-device topology run as a Job (`ddrl-lab run cartpole-ondevice --set topology.device=...`)."
     import tempfile
-    from ddrl_lab.job import Job
+    from ddrl_lab.run.job import Job
     reset_peak(dev)
     with tempfile.TemporaryDirectory() as out:
         job = Job("cartpole-ondevice", {**overrides, "topology.device": dev.type, "run.target_return": None,

@@ -24,9 +24,9 @@ import time
 
 import numpy as np
 
-from ddrl_lab.bench_data import make_segment, touch
-from ddrl_lab.codecs import CODECS, Codec, get_codec, recv_encoded, send_encoded, shm_blocks
-from ddrl_lab.segments import Segment
+from ddrl_lab.bench.data import make_segment, touch
+from ddrl_lab.data.codecs import CODECS, Codec, get_codec, recv_encoded, send_encoded, shm_blocks
+from ddrl_lab.data.segments import Segment
 
 WINDOW = 4   # segments in flight through the pipe
 WARMUP = 3   # segments sent before the clock starts (the child imports, the pipe fills)

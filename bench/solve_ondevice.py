@@ -17,7 +17,7 @@ import tempfile
 import time
 
 from ddrl_lab import Job, load_config
-from ddrl_lab.ondevice import OnDevicePPO
+from ddrl_lab.ondevice.actor_critic import OnDevicePPO
 
 TARGET = 475.0
 

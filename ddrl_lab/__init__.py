@@ -23,26 +23,26 @@ __all__ = [
 
 
 _LAZY = {
-    "Config": "ddrl_lab.config",
-    "ConfigError": "ddrl_lab.config",
-    "load_config": "ddrl_lab.config",
-    "list_presets": "ddrl_lab.config",
-    "Job": "ddrl_lab.job",
-    "diagnose_run": "ddrl_lab.doctor",
-    "Dashboard": "ddrl_lab.dashboard",
-    "shadow": "ddrl_lab.records",
-    "compare": "ddrl_lab.records",
-    "Progress": "ddrl_lab.progress",
-    "MetricsServer": "ddrl_lab.prometheus",
-    "check_parameters": "ddrl_lab.records",
-    "summarize": "ddrl_lab.metrics",
-    "panel_figures": "ddrl_lab.report",
+    "Config": "ddrl_lab.config.schema",
+    "ConfigError": "ddrl_lab.config.schema",
+    "load_config": "ddrl_lab.config.schema",
+    "list_presets": "ddrl_lab.config.schema",
+    "Job": "ddrl_lab.run.job",
+    "diagnose_run": "ddrl_lab.analysis.doctor",
+    "Dashboard": "ddrl_lab.ui.dashboard",
+    "shadow": "ddrl_lab.studies.records",
+    "compare": "ddrl_lab.studies.records",
+    "Progress": "ddrl_lab.run.progress",
+    "MetricsServer": "ddrl_lab.run.prometheus",
+    "check_parameters": "ddrl_lab.studies.records",
+    "summarize": "ddrl_lab.runlog.metrics",
+    "panel_figures": "ddrl_lab.analysis.report",
 }  # name -> the module that defines it
 
 
 def __getattr__(name: str):
     """Every public name is imported on first use. A Ray actor unpickles its class from one module (say
-    `ddrl_lab.learner`); importing the package must not drag in the driver's side (the job, its loops, pandas,
+    `ddrl_lab.learners.base`); importing the package must not drag in the driver's side (the job, its loops, pandas,
     ipywidgets, plotly) into every actor process."""
     if name not in _LAZY:
         raise AttributeError(f"module 'ddrl_lab' has no attribute {name!r}")

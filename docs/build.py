@@ -58,19 +58,40 @@ class BuildError(Exception):
     pass
 
 
+def layers() -> list:
+    """The library's rooms and top-level modules in data-flow order, bottom layer first: the layers of the import
+    contract (.importlinter), which lists them top first."""
+    text = (ROOT / ".importlinter").read_text().split("layers =", 1)[1]
+    lines = [re.findall(r"ddrl_lab\.(\w+)", line) for line in text.splitlines()]
+    return [name for line in reversed(lines) for name in line]
+
+
+def library() -> dict:
+    "{room or '': [notebooks relative to nbs/]}: each room's notebooks in its folder's order, rooms bottom layer first."
+    out = {}
+    for name in layers():
+        if (NBS / name).is_dir():
+            out[name] = sorted(f"{name}/{p.name}" for p in (NBS / name).glob("*.ipynb"))
+        elif (NBS / f"{name}.ipynb").exists():
+            out.setdefault("", []).append(f"{name}.ipynb")
+    return out
+
+
 def notebooks() -> list:
-    "Paths relative to nbs/: index first, then the library notebooks, then the experiments and the how-tos."
-    rest = sorted(p.name for p in NBS.glob("*.ipynb") if p.name != "index.ipynb")
+    """Paths relative to nbs/: index first, then the library's notebooks (in data-flow order), the other notebooks of
+    nbs/ itself, the experiments and the how-tos."""
+    lib = [nb for nbs in library().values() for nb in nbs]
+    rest = sorted(p.name for p in NBS.glob("*.ipynb") if p.name != "index.ipynb" and p.name not in lib)
     exps = sorted(f"experiments/{p.name}" for p in (NBS / "experiments").glob("*.ipynb"))
     howtos = sorted(f"howto/{p.name}" for p in (NBS / "howto").glob("*.ipynb"))
-    return ["index.ipynb"] * (NBS / "index.ipynb").exists() + rest + exps + howtos
+    return ["index.ipynb"] * (NBS / "index.ipynb").exists() + lib + rest + exps + howtos
 
 
 # A newcomer's path through the site, in the navigation before the library: (title, notebook or page). The
 # how-tos in the order a newcomer meets them; the notebooks named here are not listed again under Library or
 # Experiments.
 GETTING_STARTED = "experiments/quickstart.ipynb"
-CHOOSER = "11j_chooser.ipynb"
+CHOOSER = "studies/01_chooser.ipynb"
 RESULTS = "results.ipynb"
 HOWTOS = ["howto/steer_a_live_job.ipynb", "howto/compare_sync_and_planes.ipynb", "howto/train_atari.ipynb",
           "howto/your_own_env.ipynb", "howto/ray_cluster.ipynb", "howto/gpu.ipynb"]
@@ -85,7 +106,8 @@ def navigation(src: Path) -> list:
             {"How-to": [{title(r): r} for r in HOWTOS]},
             {"Results": RESULTS},
             {"Design contract": "design.md"},
-            {"Library": [{title(r): r} for r in notebooks() if "/" not in r and r not in named]},
+            {"Library": [{title(r): r} for r in library().get("", []) if r not in named]
+                        + [{room: [{title(r): r} for r in nbs if r not in named]} for room, nbs in library().items() if room]},
             {"Experiments": [{title(r): r} for r in notebooks() if r.startswith("experiments/") and r not in named]},
             {"API reference": api_pages(src)}]
 
@@ -212,7 +234,10 @@ def for_site(nb, note: str = None):
 
 # -- 3. API pages, assets, mkdocs -------------------------------------------------------------------
 def modules() -> list:
-    return sorted(p.stem for p in (ROOT / "ddrl_lab").glob("*.py") if not p.stem.startswith("_"))
+    "The library's modules, dotted below ddrl_lab (`replay.shard`); packages' `__init__` and `_modidx` left out."
+    lib = ROOT / "ddrl_lab"
+    parts = [p.relative_to(lib).with_suffix("").parts for p in lib.rglob("*.py")]
+    return sorted(".".join(q) for q in parts if not any(x.startswith("_") for x in q))
 
 
 def api_pages(src: Path) -> list:

@@ -4,7 +4,7 @@
    relative to each page, so the site works offline and under any base path.
 2. Notebooks link to each other and to the repository's files as they lie in the checkout (`../howto/gpu.ipynb`,
    `../../docs/images/dashboard.png`; the index, which is also the README, from the repository's root:
-   `nbs/11j_chooser.ipynb`, `docs/design.md`). mkdocs rewrites links only in markdown pages, so here each relative
+   `nbs/studies/01_chooser.ipynb`, `docs/design.md`). mkdocs rewrites links only in markdown pages, so here each relative
    link of a notebook page is resolved against the notebook's place in the checkout and pointed at the page or file
    the site has for it: `nbs/X.ipynb` -> `X.html`, `docs/images/Y` -> `images/Y`, `docs/design.md` -> `design.html`."""
 import posixpath

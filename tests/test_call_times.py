@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from ddrl_lab import Job
-from ddrl_lab.call_times import CALL_BUCKETS_S, histogram_quantile
-from ddrl_lab.prometheus import MetricsServer, parse_prometheus
+from ddrl_lab.runlog.call_times import CALL_BUCKETS_S, histogram_quantile
+from ddrl_lab.run.prometheus import MetricsServer, parse_prometheus
 
 
 def _scrape(server, name: str) -> dict:

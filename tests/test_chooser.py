@@ -1,4 +1,4 @@
-"""The topology chooser (`nbs/11j_chooser.ipynb`) against the real command: every valid cell of its table runs a few
+"""The topology chooser (`nbs/studies/01_chooser.ipynb`) against the real command: every valid cell of its table runs a few
 hundred env steps through `ddrl-lab run` (on the serial runtime, or on Ray where the cell needs several learner
 processes), and every refused combination is refused by `ddrl-lab run` itself with exit 2, leaving no run directory."""
 import json
@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from ddrl_lab.chooser import chooser_cells
+from ddrl_lab.studies.chooser import chooser_cells
 from ddrl_lab.cli import main
 
 CELLS = chooser_cells()

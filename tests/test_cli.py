@@ -29,7 +29,7 @@ def test_presets_lists_names_and_descriptions():
 
 def test_config_lists_every_key_of_the_dataclasses_with_its_help():
     import dataclasses
-    from ddrl_lab.config import SECTIONS
+    from ddrl_lab.config.schema import SECTIONS
 
     r = run_cli("config", "cartpole-ppo", "--set", "algo.lr=1e-3")
     assert r.returncode == 0, r.stderr

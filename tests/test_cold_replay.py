@@ -1,4 +1,4 @@
-"""Hot and cold replay in a running job (`04d_cold_replay`): the cold tier fills and is sampled, the `disk_full` drill
+"""Hot and cold replay in a running job (`replay/02_cold`): the cold tier fills and is sampled, the `disk_full` drill
 reaches it (writes fail and are counted, the hot ring stays whole, the cold tier takes writes again afterwards), a
 stopped job resumes with both tiers, and bad settings are refused before a run directory exists."""
 import time
@@ -6,7 +6,7 @@ import time
 import pytest
 
 from ddrl_lab import Job
-from ddrl_lab.config import ConfigError
+from ddrl_lab.config.schema import ConfigError
 
 # CartPole DQN on two replay shards, in-process: a ring of 2,000 transitions over a cold tier of 8,000
 COLD = {"run.runtime": "serial", "replay.capacity": 2000, "replay.cold_capacity": 8000, "algo.learning_starts": 500,

@@ -22,7 +22,7 @@ from test_browser import CHROMIUM, CHROMIUM_ARGS, needs_chromium
 # how-tos (about 90 s together: this build is where they run) and the results. The quickstart and the planes how-to
 # draw plotly figures; the other notebooks are shown without outputs.
 FIGURES = {"experiments/quickstart.ipynb": 2, "howto/compare_sync_and_planes.ipynb": 1}   # notebook: figures at least
-NEWCOMER = ["experiments/quickstart.ipynb", "11j_chooser.ipynb", "howto/steer_a_live_job.ipynb",
+NEWCOMER = ["experiments/quickstart.ipynb", "studies/01_chooser.ipynb", "howto/steer_a_live_job.ipynb",
             "howto/compare_sync_and_planes.ipynb", "howto/train_atari.ipynb", "howto/your_own_env.ipynb",
             "howto/ray_cluster.ipynb", "howto/gpu.ipynb", "results.ipynb"]
 IMAGES = {"index.html": 3, "experiments/quickstart.html": 1, "howto/steer_a_live_job.html": 1,   # page: images at least
@@ -31,8 +31,8 @@ EXECUTED = ["index.ipynb", *FIGURES, *NEWCOMER]
 PARAMS = ["experiments/quickstart.ipynb:runtime='serial'", "experiments/quickstart.ipynb:total_env_steps=8192",
           "experiments/quickstart.ipynb:require_target=False"]   # (tests/test_papermill.py runs it to its target)
 NAV = ["Getting started", "Which topology?", "How-to", "Results", "Design contract"]     # the newcomer's path, in order
-MATH_PAGE = "06_losses.html"                                         # shown unexecuted; its formulas need MathJax
-API_PAGE, API_NAMES = "api/config.html", ["ddrl_lab.config.load_config", "ddrl_lab.config.list_presets"]
+MATH_PAGE = "objectives/00_losses.html"                                         # shown unexecuted; its formulas need MathJax
+API_PAGE, API_NAMES = "api/config.schema.html", ["ddrl_lab.config.schema.load_config", "ddrl_lab.config.schema.list_presets"]
 DRAWN = "() => [...document.querySelectorAll('.js-plotly-plot')].filter(g => g.querySelector('.main-svg .trace')).length"
 
 

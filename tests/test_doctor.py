@@ -5,7 +5,7 @@ import time
 import urllib.request
 
 from ddrl_lab import Dashboard, Job
-from ddrl_lab.prometheus import MetricsServer, parse_prometheus
+from ddrl_lab.run.prometheus import MetricsServer, parse_prometheus
 
 from conftest import BIN
 

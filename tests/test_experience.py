@@ -77,7 +77,7 @@ def test_a_poisoned_worker_is_rejected_with_provenance_while_the_rest_learn(tmp_
 
 @pytest.mark.parametrize("codec", ["msgpack", "shm"])
 def test_codecs_carry_segments_between_ray_actors_and_leave_nothing_behind(codec, tmp_path, ray_cluster):
-    from ddrl_lab.codecs import shm_blocks
+    from ddrl_lab.data.codecs import shm_blocks
     before = set(shm_blocks())
     job = Job("cartpole-ppo", {"sync.mode": "async", "channel.codec": codec, "run.total_env_steps": 10**8,
                                "run.target_return": None, "run.out": str(tmp_path)}).start()
@@ -116,12 +116,12 @@ def _strict_json(text: str):
 
 @pytest.mark.slow
 def test_a_poisoned_simulator_still_learns_with_clean_statistics(tmp_path, ray_cluster):
-    """CartPole that emits NaN, +Inf or 1e30 at rare seeded steps (ddrl_lab.poisoned_env), with rewards limited to
+    """CartPole that emits NaN, +Inf or 1e30 at rare seeded steps (ddrl_lab.envs.poisoned), with rewards limited to
     [-10, 10]: the bad segments are rejected at the source, the episodes that touch them report no return, and the
     run learns on the rest to its target. Before, a 1e30 return reached the return mean and ended the run at a few
     thousand steps as 'finished'. Nothing non-finite is written anywhere."""
     budget = 300_000
-    job = Job("cartpole-ppo", {"env.id": "ddrl_lab.poisoned_env:PoisonedCartPole-v1", "validation.reward_range": [-10, 10],
+    job = Job("cartpole-ppo", {"env.id": "ddrl_lab.envs.poisoned:PoisonedCartPole-v1", "validation.reward_range": [-10, 10],
                                "run.total_env_steps": budget, "run.target_return": 475, "run.out": str(tmp_path)}).start()
     job.wait()
     df, b, last = job.metrics(), job.books, job.metrics().iloc[-1]

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from ddrl_lab import Job
-from ddrl_lab.metrics import read_metrics
+from ddrl_lab.runlog.metrics import read_metrics
 
 
 @pytest.mark.slow

@@ -5,8 +5,8 @@ import pytest
 import torch
 
 from ddrl_lab import Job
-from ddrl_lab.doctor import diagnose_run
-from ddrl_lab.optim import NonFiniteGradients
+from ddrl_lab.analysis.doctor import diagnose_run
+from ddrl_lab.nn.optim import NonFiniteGradients
 
 # (preset, overrides): a host PPO learner (barrier loop), a host DQN learner (replay loop), a parameter server
 # that applies two learners' gradients, the on-device PPO and DQN trainers. All in-process.

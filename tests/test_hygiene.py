@@ -11,8 +11,13 @@ import pytest
 from conftest import BIN, ROOT
 
 # (the index, the chooser and the results page run in tests/test_docs.py's build, which fails on any error there)
-IN_DOCS_BUILD = {"index.ipynb", "11j_chooser.ipynb", "results.ipynb"}
-NOTEBOOKS = sorted(p.name for p in (ROOT / "nbs").glob("*.ipynb") if p.name not in IN_DOCS_BUILD)
+IN_DOCS_BUILD = {"index.ipynb", "studies/01_chooser.ipynb", "results.ipynb"}
+NOT_LIBRARY = {"experiments", "howto"}         # (folders of nbs/ whose notebooks run as studies and pages: test_studies, test_docs)
+# the library's notebooks, relative to nbs/: nbs/ itself and one folder per subpackage (their names are unique: nbdev_test
+# picks files by name)
+NOTEBOOKS = sorted(str(p.relative_to(ROOT / "nbs")) for p in (ROOT / "nbs").rglob("*.ipynb")
+                   if p.relative_to(ROOT / "nbs").parts[0] not in NOT_LIBRARY
+                   and str(p.relative_to(ROOT / "nbs")) not in IN_DOCS_BUILD)
 ALL_NOTEBOOKS = sorted((ROOT / "nbs").rglob("*.ipynb"))
 
 
@@ -27,9 +32,10 @@ def _copy_project(dst: Path) -> Path:
 def test_library_is_exported_from_notebooks(tmp_path):
     proj = _copy_project(tmp_path)
     subprocess.run([BIN / "nbdev_export"], cwd=proj, check=True, capture_output=True)
-    stale = [p.name for p in sorted((ROOT / "ddrl_lab").glob("*.py"))
-             if (proj / "ddrl_lab" / p.name).read_text() != p.read_text()]
-    added = [p.name for p in (proj / "ddrl_lab").glob("*.py") if not (ROOT / "ddrl_lab" / p.name).exists()]
+    lib = ROOT / "ddrl_lab"
+    stale = [str(p.relative_to(lib)) for p in sorted(lib.rglob("*.py"))
+             if (proj / "ddrl_lab" / p.relative_to(lib)).read_text() != p.read_text()]
+    added = [str(p.relative_to(proj)) for p in (proj / "ddrl_lab").rglob("*.py") if not (ROOT / p.relative_to(proj)).exists()]
     assert not stale and not added, f"run nbdev_export: out of step with the notebooks: {stale + added}"
 
 
@@ -58,13 +64,14 @@ def test_quickstart_has_a_parameters_cell():
 
 
 # The notebooks whose tests run whole jobs for seconds to tens of seconds (`nbdev_test --timing` here, 2026-12-06: the
-# plan page's calibrations 88 s, the doctor's diagnosed runs 38 s, 09_ondevice 30 s, 12_job 29 s, 11_runtime 22 s,
-# 07a 19 s, 11b and 09c 16 s, 11i 13 s, 11e 12 s, 10a, 11d, 13_dashboard 10 s, 16_bench 9 s; every other notebook 10 s or
-# less, most under 5 s): the slow tier runs them.
-HEAVY_NOTEBOOKS = {"07a_algorithms.ipynb", "09_ondevice.ipynb", "09c_ondevice_dqn.ipynb", "10a_episodes.ipynb",
-                   "11_runtime.ipynb", "11b_barrier_loop.ipynb", "11d_replay_loop.ipynb", "11e_central_loop.ipynb",
-                   "11i_device_loop.ipynb", "12_job.ipynb", "13_dashboard.ipynb", "13b_plan_page.ipynb", "16_bench.ipynb",
-                   "17_doctor.ipynb"}
+# plan page's calibrations 88 s, the doctor's diagnosed runs 38 s, ondevice/00_actor_critic 30 s, run/01_job 29 s, runtime 22 s,
+# learners/02_algorithms 19 s, loops/03_barrier and ondevice/01_dqn 16 s, loops/08_device 13 s, loops/06_central 12 s,
+# analysis/01_episodes, loops/05_replay, ui/02_dashboard 10 s, bench/00_harness 9 s; every other notebook 10 s or less, most
+# under 5 s): the slow tier runs them.
+HEAVY_NOTEBOOKS = {"learners/02_algorithms.ipynb", "ondevice/00_actor_critic.ipynb", "ondevice/01_dqn.ipynb",
+                   "analysis/01_episodes.ipynb", "runtime.ipynb", "loops/03_barrier.ipynb", "loops/05_replay.ipynb",
+                   "loops/06_central.ipynb", "loops/08_device.ipynb", "run/01_job.ipynb", "ui/02_dashboard.ipynb",
+                   "ui/01_plan_page.ipynb", "bench/00_harness.ipynb", "analysis/02_doctor.ipynb"}
 
 
 def _run_notebooks(names: list) -> None:
@@ -72,13 +79,15 @@ def _run_notebooks(names: list) -> None:
     runs `names`, two at a time (the machine's two cores; about half the time of one process per notebook); its
     output names every notebook that failed, with the cell."""
     others = sorted(set(NOTEBOOKS) - set(names)) + sorted(IN_DOCS_BUILD)
-    skip = "|".join(re.escape(n.removesuffix(".ipynb")) for n in others)
+    skip = "|".join(re.escape(Path(n).stem) for n in others)
+    folders = "|".join(sorted(NOT_LIBRARY))
     r = subprocess.run([BIN / "nbdev_test", "--path", "nbs", "--flags", "slow", "--n_workers", "2", "--timing",
-                        "--skip_file_re", rf"^({skip}|[_.].*)\.ipynb$", "--skip_folder_re", ".*"],
+                        "--skip_file_re", rf"^({skip}|[_.].*)\.ipynb$", "--skip_folder_re", rf"^({folders}|[_.].*)$"],
                        cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-6000:]
     ran = sorted(line.split(":")[0] for line in r.stdout.splitlines() + r.stderr.splitlines() if line.endswith(" secs"))
-    assert ran == sorted(names), f"nbdev_test ran {len(ran)} notebooks, expected {len(names)}: {set(names) ^ set(ran)}"
+    expected = sorted(Path(n).name for n in names)
+    assert ran == expected, f"nbdev_test ran {len(ran)} notebooks, expected {len(names)}: {set(expected) ^ set(ran)}"
 
 
 def test_notebooks_run():
@@ -121,7 +130,7 @@ def test_every_imported_package_is_declared():
     import ast, re, sys
     from importlib.metadata import packages_distributions
     mods = set()
-    for p in (ROOT / "ddrl_lab").glob("*.py"):
+    for p in (ROOT / "ddrl_lab").rglob("*.py"):
         for node in ast.walk(ast.parse(p.read_text())):
             if isinstance(node, ast.Import): mods |= {a.name.split(".")[0] for a in node.names}
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module: mods.add(node.module.split(".")[0])

@@ -64,7 +64,7 @@ def _random_breakout_return(episodes: int = 300, seed: int = 0) -> float:
     "Mean return of uniformly random actions on the same torch MinAtar Breakout the preset trains on (the baseline)."
     import numpy as np
     import torch
-    from ddrl_lab.torch_envs import make_torch_pool
+    from ddrl_lab.envs.torch_games import make_torch_pool
     pool = make_torch_pool("Breakout-MinAtar-v0", 64)
     pool.reset(range(seed * 64, seed * 64 + 64))
     g, returns = torch.Generator().manual_seed(seed), []

@@ -1,6 +1,6 @@
 """TorchBreakout against the reference MinAtar Breakout (the `minatar` package), step for step.
 
-`minatar_lockstep` (nbs/01b_torch_envs.ipynb) drives a pool and one reference game per env with the
+`minatar_lockstep` (nbs/envs/01_torch_games.ipynb) drives a pool and one reference game per env with the
 same actions, hands the reference the pool's random draws (start side, sticky coin), and compares
 observations, rewards and terminals at every step; it raises at the first difference.
 """
@@ -11,7 +11,7 @@ pytest.importorskip("minatar", reason="the reference `minatar` package is not in
                                       "it is in settings.ini's dev_requirements)")
 from minatar import Environment  # noqa: E402
 
-from ddrl_lab.torch_envs import TorchBreakout, minatar_lockstep  # noqa: E402
+from ddrl_lab.envs.torch_games import TorchBreakout, minatar_lockstep  # noqa: E402
 
 NOOP, LEFT, RIGHT = 0, 1, 2
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ddrl_lab import Job
-from ddrl_lab.config import ConfigError
+from ddrl_lab.config.schema import ConfigError
 
 
 def _phases(job, for_s: float) -> tuple:
@@ -101,7 +101,7 @@ def test_the_staleness_fallback_engages_under_a_slow_link_and_lets_go_after(fall
         assert while_on.dropped_stale.max() == first_on, while_on[["time_s", "dropped_stale"]]
     else:                              # rounds: segments of the current version (outside them, one version old here)
         assert while_on.lag_hist_0.sum() > 2 * before.lag_hist_0.iloc[1:].sum(), while_on[["time_s", "lag_hist_0"]]
-    from ddrl_lab.doctor import diagnose_run
+    from ddrl_lab.analysis.doctor import diagnose_run
     versions = next(s for s in diagnose_run(job.run_dir).stages if s.name == "versions")
     check = [c for c in versions.checks if c.name == "staleness fallback"]
     assert check and check[0].ok and f"switched {switches} times" in check[0].figures, check

@@ -32,7 +32,7 @@ def test_the_mask_makes_torch_report_avx2_without_native_bf16(masked_env):
 
 def test_the_numerics_notebook_passes_with_bf16_masked(masked_env):
     "05a's tests take the emulated branch here (the suite's own run of it takes whichever this CPU has)."
-    r = subprocess.run([str(BIN / "nbdev_test"), "--path", "nbs/05a_numerics.ipynb"], cwd=ROOT, env=masked_env,
+    r = subprocess.run([str(BIN / "nbdev_test"), "--path", "nbs/nn/03_numerics.ipynb"], cwd=ROOT, env=masked_env,
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
 
@@ -73,7 +73,7 @@ def test_an_explicit_true_where_bf16_is_emulated_runs_and_says_so_once(tmp_path,
 
 def _segment(T: int, M: int, seed: int):
     "A Pong-shaped segment (random uint8 frames, random actions and rewards)."
-    from ddrl_lab.segments import Segment
+    from ddrl_lab.data.segments import Segment
     rng = np.random.default_rng(seed)
     shape = (4, 84, 84)
     return Segment(obs=rng.integers(0, 256, (T, M, *shape), np.uint8), actions=rng.integers(0, 6, (T, M)),
@@ -95,8 +95,8 @@ def _replay_batch(n: int, seed: int) -> dict:
 @pytest.mark.parametrize("algo", ["ppo", "dqn"])
 def test_a_channels_last_learner_matches_the_default_layout(tmp_path, algo):
     "Same outputs, the same update and the same checkpoint (within 1e-5) in both layouts; checkpoints load across them."
-    from ddrl_lab.config import load_config
-    from ddrl_lab.algorithms import LEARNERS
+    from ddrl_lab.config.schema import load_config
+    from ddrl_lab.learners.algorithms import LEARNERS
     obs_space, act_space = gym.spaces.Box(0, 255, (4, 84, 84), np.uint8), gym.spaces.Discrete(6)
     common = {"algo.name": algo, "algo.bf16": False, "env.num_envs": 2, "algo.segment_length": 8, "algo.minibatch_size": 16,
               "algo.epochs": 1, "algo.batch_size": 16, "replay.kind": "uniform" if algo == "dqn" else "none"}

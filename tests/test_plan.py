@@ -1,4 +1,4 @@
-"""`ddrl-lab plan` (#38, `18_plan_sim`, `18a_plan_costs`, `18b_plan_check`): a table from unit costs measured here,
+"""`ddrl-lab plan` (#38, `plan/00_sim`, `plan/03_costs`, `plan/04_check`): a table from unit costs measured here,
 each topology's saturation, the verdict and a figure; a calibration saved and used again; bad input refused in one
 paragraph with exit 2."""
 import json
@@ -48,10 +48,11 @@ def test_bad_plan_input_is_refused_in_one_paragraph(tmp_path, capsys):
     assert "--repeats 0: expected at least 1" in err and "Traceback" not in err, err
 
 
-def test_job_plan_models_replay_for_an_off_policy_config():
-    from ddrl_lab import Job
+def test_plan_models_replay_for_an_off_policy_config():
+    from ddrl_lab import load_config
+    from ddrl_lab.plan.check import plan_report
 
-    report = Job("cartpole-dqn", {"run.runtime": "serial"}).plan(workers=(1, 2, 64))
+    report = plan_report(load_config("cartpole-dqn", {"run.runtime": "serial"}), workers=(1, 2, 64))
     assert [(r["topology"], r["workers"]) for r in report.rows] == [("replay", 1), ("replay", 2), ("replay", 64)]
     # 64 gradient steps for every segment: the learner sets the pace, more workers add little (a second one doubles
     # the steps of a learner call, so its fixed part weighs less: a few per cent)

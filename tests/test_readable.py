@@ -43,3 +43,52 @@ def test_one_constructor_and_no_reaching_into_a_model():
         text = p.read_text()
         assert not reach.search(text), f"{p.name} touches a model's layers: use the policy interface"
         assert not build.search(text), f"{p.name} builds a model: `models.make_policy` is the only constructor"
+
+
+# --- The house in rooms: subpackages by concept, in layers that import-linter holds (.importlinter) ---
+
+def _import_graph():
+    "docs/import_graph.py, the script that measures the house (the same one the issue notes quote)."
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("import_graph", ROOT / "docs" / "import_graph.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_rooms_keep_their_layers():
+    "`lint-imports` holds the layers contract: a room imports only rooms below it, rooms of one layer not each other."
+    import subprocess
+    from conftest import BIN
+    r = subprocess.run([BIN / "lint-imports", "--config", ROOT / ".importlinter", "--no-cache"], cwd=ROOT,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+    assert "1 kept, 0 broken" in r.stdout, r.stdout[-2000:]
+
+
+def test_every_room_is_in_the_contract_and_says_what_it_owns():
+    lib = ROOT / "ddrl_lab"
+    rooms = sorted(p.parent.name for p in lib.glob("*/__init__.py"))
+    top = sorted(p.stem for p in lib.glob("*.py") if not p.stem.startswith("_"))
+    contract = (ROOT / ".importlinter").read_text().split("layers =", 1)[1]
+    named = sorted(re.findall(r"ddrl_lab\.(\w+)", contract))
+    assert named == sorted(rooms + top), f"the contract's layers {named} against the package's rooms and modules {rooms + top}"
+    assert len(top) <= 8, f"{len(top)} modules directly in ddrl_lab/: {top}"
+    for room in rooms:
+        doc = ast.get_docstring(ast.parse((lib / room / "__init__.py").read_text()))
+        assert doc and len(doc) > 40, f"ddrl_lab/{room}/__init__.py: its docstring should say what the room owns"
+
+
+# Circles left open (issue #62): config.checks names `Config` for type checking only; the planner's engine (`Sim`,
+# `Signal`) and its model of the planes and cores still share plan/sim.py. A new circle fails here.
+KNOWN_CIRCLES = [["ddrl_lab.config.checks", "ddrl_lab.config.schema"],
+                 ["ddrl_lab.plan.cores", "ddrl_lab.plan.plane", "ddrl_lab.plan.sim"]]
+
+
+def test_no_new_import_circle():
+    ig = _import_graph()
+    modules, edges = ig.imports(ROOT / "ddrl_lab")
+    assert edges and len(modules) > 50                                   # (the scan sees the package)
+    circles = ig.circles(modules, edges)
+    new = [c for c in circles if c not in KNOWN_CIRCLES]
+    assert not new, f"import circles among ddrl_lab's modules: {new}"

@@ -50,7 +50,7 @@ def _design_section(title: str) -> str:
 
 
 def test_the_design_contract_names_only_config_keys_that_exist():
-    from ddrl_lab.config import SECTIONS
+    from ddrl_lab.config.schema import SECTIONS
     text = _design_section("Config sections")
     named = dict(re.findall(r"`(\w+)` \(([^`]*?)\)[,.]\n", text, flags=re.S))
     assert set(named) == set(SECTIONS), f"sections named {sorted(named)}, the code has {sorted(SECTIONS)}"

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from ddrl_lab.episodes import read_episode
-from ddrl_lab.job import Job
+from ddrl_lab.analysis.episodes import read_episode
+from ddrl_lab.run.job import Job
 from test_browser import CHROMIUM, CHROMIUM_ARGS, needs_chromium
 
 RUNS = {   # preset -> overrides: short serial runs (the policy need not be good; the episode must be its own)
@@ -55,7 +55,7 @@ def test_reports_show_a_playable_episode_and_their_panels(tmp_path):
 
 def test_a_running_job_records_an_episode_of_its_current_policy_on_request(tmp_path):
     "Job.record_episode() on a running job: a fresh checkpoint at its next update, one episode from it; the Dashboard's button shows it."
-    from ddrl_lab.dashboard import Dashboard
+    from ddrl_lab.ui.dashboard import Dashboard
     job = Job("cartpole-ppo", overrides={"run.runtime": "serial", "run.total_env_steps": 10_000_000, "run.target_return": None,
                                          "run.out": str(tmp_path), "run.record_episode": 50}).start()
     try:

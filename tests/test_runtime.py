@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from ddrl_lab import Job
-from ddrl_lab.metrics import ROW_KEYS, clock_keys
+from ddrl_lab.runlog.metrics import ROW_KEYS, clock_keys
 from test_browser import _wait
 
 SOLVE = {"run.total_env_steps": 150_000, "run.target_return": 475}
@@ -148,7 +148,7 @@ def test_workers_are_added_and_removed_live_on_ray(tmp_path, ray_cluster):
 
 def test_a_sync_ray_run_stopped_and_resumed_matches_an_uninterrupted_one(tmp_path, ray_cluster):
     "Barrier mode on Ray, 2 workers: stop mid-run, `Job.resume`, and every row (bar wall-clock figures) equals the uninterrupted run's."
-    from ddrl_lab.metrics import read_metrics
+    from ddrl_lab.runlog.metrics import read_metrics
     o = {"run.runtime": "ray", "topology.num_workers": 2, "run.total_env_steps": 12288, "run.target_return": None,
          "run.out": str(tmp_path), "run.log_interval_s": 0}
     whole = Job("cartpole-ppo", o, name="whole").start().wait()

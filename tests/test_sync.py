@@ -10,10 +10,10 @@ import pytest
 import torch
 
 from ddrl_lab import Job
-from ddrl_lab.config import config_from_dict
-from ddrl_lab.algorithms import IMPALALearner
+from ddrl_lab.config.schema import config_from_dict
+from ddrl_lab.learners.algorithms import IMPALALearner
 from ddrl_lab.runtime import RayRuntime
-from ddrl_lab.segments import random_segment
+from ddrl_lab.data.segments import random_segment
 
 SPACES = (gym.spaces.Box(-1, 1, (3,)), gym.spaces.Discrete(2))
 MODES = {"sync-allreduce": {"sync.mode": "sync", "sync.aggregation": "allreduce"},

@@ -6,7 +6,7 @@ import threading
 import pandas as pd
 import pytest
 
-from ddrl_lab.job import Job
+from ddrl_lab.run.job import Job
 
 SMALL = {"run.runtime": "serial", "run.total_env_steps": 4096, "run.target_return": None, "run.log_interval_s": 0.0}
 

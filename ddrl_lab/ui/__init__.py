@@ -1,0 +1,3 @@
+"""The notebook's views of a job: the live `Dashboard`, its sliders and the plan page.
+
+Not exported: this file is written by hand, like `ddrl_lab/__init__.py`."""
