@@ -19,7 +19,7 @@ import torch
 
 from ddrl_lab.learners.algorithms import LEARNERS
 from ddrl_lab.bench.atari import native_pool_rate
-from ddrl_lab.config.schema import load_config
+from ddrl_lab.config.load import load_config
 from ddrl_lab.nn.numerics import choose_numerics, compute_info
 from ddrl_lab.envs.pools import env_spaces
 from ddrl_lab.data.segments import Segment

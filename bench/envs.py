@@ -13,7 +13,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from ddrl_lab.bench.harness import timed
+from ddrl_lab.bench.harness import items_per_s
 from ddrl_lab.bench.sampling import pool_rate, stepper, torch_pool_rate
 from ddrl_lab.config.schema import EnvConfig
 from ddrl_lab.envs.cpu import EnvFn, InlinePool, ProcessPool, env_seeds
@@ -21,12 +21,12 @@ from ddrl_lab.envs.cpu import EnvFn, InlinePool, ProcessPool, env_seeds
 
 def plain_loop(env_cfg: EnvConfig, seconds: float) -> float:
     "The baseline: one env in a plain Python loop, `reset` when an episode ends."
-    return timed(stepper("env", env_cfg), 1, seconds)
+    return items_per_s(stepper("env", env_cfg), 1, seconds)
 
 
 def raw_ale_rate(env_cfg: EnvConfig, seconds: float) -> float:
     "ale-py's own interface, no gymnasium, no preprocessing: 4 frames per agent step."
-    return timed(stepper("ale-raw", env_cfg), 1, seconds)
+    return items_per_s(stepper("ale-raw", env_cfg), 1, seconds)
 
 
 def main():
@@ -48,7 +48,7 @@ def main():
     vec = gym.make_vec("CartPole-v1", 8, vectorization_mode="sync")
     vec.reset(seed=0)
     acts = np.random.default_rng(0).integers(2, size=(256, 8))
-    rows.append(("gymnasium SyncVectorEnv CartPole x8", timed(lambda i: vec.step(acts[i & 255]), 8, S), 1, "plain loop", base))
+    rows.append(("gymnasium SyncVectorEnv CartPole x8", items_per_s(lambda i: vec.step(acts[i & 255]), 8, S), 1, "plain loop", base))
     if not args.skip_process:
         procs = min(2, os.cpu_count() or 1)
         pcfg = EnvConfig(id="CartPole-v1", num_envs=procs)

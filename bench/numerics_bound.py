@@ -18,7 +18,7 @@ import statistics
 from atari_compute import network_times
 
 from ddrl_lab.bench.atari import NUMERICS_VARIANTS, agent_steps_while_learning
-from ddrl_lab.config.schema import load_config
+from ddrl_lab.config.load import load_config
 from ddrl_lab.nn.numerics import bf16_native, compute_info
 
 

@@ -18,14 +18,14 @@ import argparse
 
 import numpy as np
 
-from ddrl_lab.bench.harness import timed
+from ddrl_lab.bench.harness import items_per_s
 from ddrl_lab.bench.data import ALPHA, BETA, EPS, full_sampler, numpy_prioritized, sampler_rate
 from ddrl_lab.replay.core import PrioritizedSampler, UniformSampler
 
 
 def numpy_rate(capacity: int, batch: int, seconds: float, tds: np.ndarray, rng: np.random.Generator) -> float:
     "Prioritized sampling with `rng.choice(p=...)` on a flat array of priorities."
-    return timed(numpy_prioritized(capacity, batch, tds, rng), batch, seconds, warmup=5)
+    return items_per_s(numpy_prioritized(capacity, batch, tds, rng), batch, seconds, warmup=5)
 
 
 def main():

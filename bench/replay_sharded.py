@@ -25,18 +25,18 @@ import time
 
 import numpy as np
 
-from ddrl_lab.bench.harness import timed
+from ddrl_lab.bench.harness import items_per_s
 from ddrl_lab.bench.data import N_STEP, filled_shards, sharded_step, single_sampler_step
 from ddrl_lab.replay.sampling import stale_mass_experiment
 
 
 def sharded_rate(shards, batch: int, seconds: float, tds: np.ndarray, rebalance_every: int) -> float:
-    return timed(sharded_step(shards, batch, tds, rebalance_every), batch, seconds, warmup=5)
+    return items_per_s(sharded_step(shards, batch, tds, rebalance_every), batch, seconds, warmup=5)
 
 
 def single_rate(capacity: int, batch: int, seconds: float, tds: np.ndarray, rng: np.random.Generator) -> float:
     "One PrioritizedSampler and its RingStorage, filled like the shards."
-    return timed(single_sampler_step(capacity, batch, tds, rng), batch, seconds, warmup=5)
+    return items_per_s(single_sampler_step(capacity, batch, tds, rng), batch, seconds, warmup=5)
 
 
 def main():

@@ -22,7 +22,7 @@ import time
 import numpy as np
 import torch
 
-from ddrl_lab.config.schema import load_config
+from ddrl_lab.config.load import load_config
 from ddrl_lab.ondevice.actor_critic import BREAKOUT_OVERRIDES, OnDevicePPO
 from ddrl_lab.nn.models import make_policy, sample_actions
 from ddrl_lab.envs.torch_games import make_torch_pool

@@ -25,8 +25,8 @@ __all__ = [
 _LAZY = {
     "Config": "ddrl_lab.config.schema",
     "ConfigError": "ddrl_lab.config.schema",
-    "load_config": "ddrl_lab.config.schema",
-    "list_presets": "ddrl_lab.config.schema",
+    "load_config": "ddrl_lab.config.load",
+    "list_presets": "ddrl_lab.config.load",
     "Job": "ddrl_lab.run.job",
     "diagnose_run": "ddrl_lab.analysis.doctor",
     "Dashboard": "ddrl_lab.ui.dashboard",

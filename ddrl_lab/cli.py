@@ -9,7 +9,16 @@ import argparse
 import sys
 from pathlib import Path
 
-from .config.schema import ConfigError, list_presets, parse_override
+from .config.load import list_presets, load_config, parse_override
+from .config.schema import ConfigError
+from .analysis.doctor import diagnose_run, RunDirError
+from .bench.harness import check_names, format_table, run_benchmarks
+from .config.help import describe_config, format_config
+from .plan.check import plan_report, validate
+from .plan.costs import calibrate, Calibration, check_plan, worker_counts
+from .run.job import Job
+from .run.progress import Progress
+from .run.prometheus import MetricsServer
 
 # %% auto 0
 __all__ = ['build_parser', 'cmd_run', 'cmd_resume', 'cmd_doctor', 'cmd_presets', 'cmd_config', 'cmd_bench', 'cmd_plan', 'main']
@@ -143,8 +152,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_run(args) -> int:
-    from ddrl_lab.run.job import Job
-
     try:
         overrides = dict(parse_override(o) for o in args.overrides)
         if args.out is not None:
@@ -157,8 +164,6 @@ def cmd_run(args) -> int:
 
 
 def cmd_resume(args) -> int:
-    from ddrl_lab.run.job import Job
-
     try:
         job = Job.resume(args.run_dir, force=args.force)
     except ConfigError as e:
@@ -176,9 +181,6 @@ def _follow(job, args) -> int:
     """Start (if needed) and follow a job to its end: a progress bar (env steps, steps/s, return),
     an optional
     Prometheus endpoint on 127.0.0.1, Ctrl-C stops the run cleanly; the exit status."""
-    from ddrl_lab.run.progress import Progress
-    from ddrl_lab.run.prometheus import MetricsServer
-
     say = (lambda *a: None) if args.quiet else (lambda *a: print(*a, flush=True))
     try:
         job.start()
@@ -215,7 +217,6 @@ def cmd_doctor(args) -> int:
     """Print the diagnosis; exit 0 when every stage is ok, 1 when one needs a look, 2 when RUN_DIR
     is not a run directory."""
     import json
-    from ddrl_lab.analysis.doctor import RunDirError, diagnose_run
 
     try:
         d = diagnose_run(args.run_dir)
@@ -235,8 +236,6 @@ def cmd_presets(args) -> int:
 def cmd_config(args) -> int:
     "Print every key of the config (`*`: not its default); exit 2 on a config that does not load."
     import json
-    from ddrl_lab.config.schema import load_config
-    from ddrl_lab.config.help import describe_config, format_config
 
     try:
         overrides = dict(parse_override(o) for o in args.overrides)
@@ -250,7 +249,6 @@ def cmd_config(args) -> int:
 
 def cmd_bench(args) -> int:
     import json, time
-    from ddrl_lab.bench.harness import check_names, format_table, run_benchmarks
 
     if args.show is not None:
         try:
@@ -290,10 +288,6 @@ def cmd_bench(args) -> int:
 def cmd_plan(args) -> int:
     """The plan (table, saturation, verdict, figure) or `--validate`; exit 2 on bad input (a config, a
     worker count, a network, a calibration, a figure's folder)."""
-    from ddrl_lab.config.schema import load_config
-    from ddrl_lab.plan.check import plan_report, validate
-    from ddrl_lab.plan.costs import Calibration, calibrate, check_plan, worker_counts
-
     if args.validate and args.config is None:
         if args.repeats < 1:
             print(f"ddrl-lab: --repeats {args.repeats}: expected at least 1", file=sys.stderr)

@@ -32,7 +32,7 @@ PARAMS = ["experiments/quickstart.ipynb:runtime='serial'", "experiments/quicksta
           "experiments/quickstart.ipynb:require_target=False"]   # (tests/test_papermill.py runs it to its target)
 NAV = ["Getting started", "Which topology?", "How-to", "Results", "Design contract"]     # the newcomer's path, in order
 MATH_PAGE = "objectives/00_losses.html"                                         # shown unexecuted; its formulas need MathJax
-API_PAGE, API_NAMES = "api/config.schema.html", ["ddrl_lab.config.schema.load_config", "ddrl_lab.config.schema.list_presets"]
+API_PAGE, API_NAMES = "api/config.load.html", ["ddrl_lab.config.load.load_config", "ddrl_lab.config.load.list_presets"]
 DRAWN = "() => [...document.querySelectorAll('.js-plotly-plot')].filter(g => g.querySelector('.main-svg .trace')).length"
 
 

@@ -95,7 +95,7 @@ def _replay_batch(n: int, seed: int) -> dict:
 @pytest.mark.parametrize("algo", ["ppo", "dqn"])
 def test_a_channels_last_learner_matches_the_default_layout(tmp_path, algo):
     "Same outputs, the same update and the same checkpoint (within 1e-5) in both layouts; checkpoints load across them."
-    from ddrl_lab.config.schema import load_config
+    from ddrl_lab.config.load import load_config
     from ddrl_lab.learners.algorithms import LEARNERS
     obs_space, act_space = gym.spaces.Box(0, 255, (4, 84, 84), np.uint8), gym.spaces.Discrete(6)
     common = {"algo.name": algo, "algo.bf16": False, "env.num_envs": 2, "algo.segment_length": 8, "algo.minibatch_size": 16,

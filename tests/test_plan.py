@@ -1,4 +1,4 @@
-"""`ddrl-lab plan` (#38, `plan/00_sim`, `plan/03_costs`, `plan/04_check`): a table from unit costs measured here,
+"""`ddrl-lab plan` (#38, `plan/04_sim`, `plan/05_costs`, `plan/06_check`): a table from unit costs measured here,
 each topology's saturation, the verdict and a figure; a calibration saved and used again; bad input refused in one
 paragraph with exit 2."""
 import json

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from ddrl_lab import Job
-from ddrl_lab.config.schema import config_from_dict
+from ddrl_lab.config.load import config_from_dict
 from ddrl_lab.learners.algorithms import IMPALALearner
 from ddrl_lab.runtime import RayRuntime
 from ddrl_lab.data.segments import random_segment

@@ -13,11 +13,12 @@ from typing import Optional
 
 import pandas as pd
 
-from ..config.schema import Config, ConfigError, load_config
+from ..config.load import load_config
+from ..config.schema import Config, ConfigError
 from .diagnosis import Check, Diagnosis, Stage
 from ..runlog.criteria import CRITERIA, LAG_COLS, lag_quantile, violated
 from ..runlog.metrics import LAG_BINS, finite_or_none as _num, read_metrics
-from ..runlog.run_dir import reason_kind
+from ..runlog.run_dir import RunFiles, reason_kind
 from ..runlog.usage import LEAK_MB_PER_HOUR, memory_growth
 
 # %% auto 0
@@ -503,18 +504,15 @@ def read_run(run_dir) -> tuple:
         cfg = load_config(d / "config.yaml")
     except ConfigError as e:
         raise RunDirError(f"{str(d)!r}: its config.yaml cannot be read: {e}") from None
+    files = RunFiles(d)
     try:
-        rows = read_metrics(d / "metrics.jsonl")
+        rows = files.rows()
+        rejections = files.rejections()
     except ValueError as e:
-        raise RunDirError(f"{str(d / 'metrics.jsonl')!r} is not JSON lines: {e}") from None
+        raise RunDirError(f"{str(d)!r}: a record is not JSON lines: {e}") from None
     if rows.empty:
         raise RunDirError(f"{str(d)!r} has no metrics rows yet: nothing to diagnose.")
-    meta = json.loads((d / "meta.json").read_text()) if (d / "meta.json").is_file() else {}
-    rej = d / "rejections.jsonl"
-    rejections = (
-        [json.loads(l) for l in rej.read_text().splitlines() if l.strip()] if rej.is_file() else []
-    )
-    return rows, cfg, meta, rejections
+    return rows, cfg, files.meta(), rejections
 
 
 def diagnose_run(run_dir) -> Diagnosis:

@@ -15,8 +15,9 @@ import numpy as np
 import torch
 from PIL import Image, ImageDraw
 
-from ..config.schema import Config, load_config
-from ..learners.base import newest_checkpoint
+from ..config.load import load_config
+from ..config.schema import Config
+from ..runlog.run_dir import RunFiles, newest_checkpoint
 from ..nn.models import EnvStates, make_policy, policy_act
 from ..envs.pools import make_env_pool
 
@@ -171,7 +172,7 @@ def record_episode(
     can be drawn) and `episode.json` in `run_dir`. `max_steps` defaults to `run.record_episode`.
     Returns episode.json's dict."""
     run_dir = Path(run_dir)
-    cfg = load_config(run_dir / "config.yaml")
+    cfg = RunFiles(run_dir).config()
     checkpoint = (
         Path(checkpoint) if checkpoint is not None else newest_checkpoint(run_dir / "checkpoints")
     )

@@ -17,7 +17,8 @@ import pandas as pd
 
 from .doctor import diagnose_run
 from ..runlog.metrics import read_metrics, summarize
-from ..runlog.run_dir import reason_kind
+from ..runlog.run_dir import RunFiles, reason_kind
+from .episodes import read_episode
 
 # %% auto 0
 __all__ = ['FIG_WIDTH', 'FIG_HEIGHT', 'Y2', 'PANELS', 'spread', 'rate', 'lag_columns', 'worker_columns', 'lag_shares', 'Panel',
@@ -350,8 +351,6 @@ def _criteria_html(df: pd.DataFrame) -> str:
 
 def _episode_html(run_dir: Path) -> str:
     "The episode the policy played (episode.json, episode.gif), or nothing."
-    from ddrl_lab.analysis.episodes import read_episode
-
     ep = read_episode(run_dir)
     if ep is None:
         return ""
@@ -376,8 +375,7 @@ def _episode_html(run_dir: Path) -> str:
 def _rejections_html(run_dir: Path, meta: dict, first: int = 20) -> str:
     """Rejected segments: counts by worker and by reason, then the first records with their
     provenance."""
-    p = run_dir / "rejections.jsonl"
-    recs = [json.loads(l) for l in p.read_text().splitlines() if l.strip()] if p.exists() else []
+    recs = RunFiles(run_dir).rejections()
     if not recs and not meta.get("rejected_by_worker"):
         return ""
     df = pd.DataFrame(recs)
@@ -434,15 +432,10 @@ def write_report(run_dir) -> Path:
     """Render `run_dir/report.html` from its metrics.jsonl, meta.json, config.yaml, episode and
     rejections (written, then renamed)."""
     run_dir = Path(run_dir)
-    df = (
-        read_metrics(run_dir / "metrics.jsonl")
-        if (run_dir / "metrics.jsonl").exists()
-        else pd.DataFrame()
-    )
-    meta = (
-        json.loads((run_dir / "meta.json").read_text()) if (run_dir / "meta.json").exists() else {}
-    )
-    cfg_text = (run_dir / "config.yaml").read_text() if (run_dir / "config.yaml").exists() else ""
+    files = RunFiles(run_dir)
+    df = files.rows()
+    meta = files.meta()
+    cfg_text = files.config_text()
     title = f"{run_dir.name} ({meta.get('status', '?')})"
     head = _table(
         {

@@ -14,6 +14,9 @@ from typing import Callable, Optional
 
 from .harness import Recorder, _cfg, run_job_for
 from .sampling import pool_rate
+from ..envs.cpu import env_seeds
+from ..envs.pools import make_env_pool
+from ..nn.numerics import bf16_native
 
 # %% auto 0
 __all__ = ['ATARI_TOPOLOGIES', 'SB3_ATARI', 'NUMERICS_PRESETS', 'NUMERICS_VARIANTS', 'sb3_pong_rate', 'native_pool_rate',
@@ -89,7 +92,7 @@ def sb3_pong_rate(seconds: float, seed: int = 0, timeout: float = 600.0) -> floa
 
     if importlib.util.find_spec("stable_baselines3") is None:
         raise ImportError("stable-baselines3 is not installed")
-    from ddrl_lab.bench.sampling import _sb3_child
+    from ddrl_lab.bench.atari import _sb3_child
 
     ctx = mp.get_context("spawn")
     here, there = ctx.Pipe()
@@ -109,9 +112,6 @@ def sb3_pong_rate(seconds: float, seed: int = 0, timeout: float = 600.0) -> floa
 
 def native_pool_rate(env_cfg, seconds: float) -> float:
     "Env steps/s of the env pool of `env_cfg` alone, random actions (uniform, fixed seed)."
-    from ddrl_lab.envs.cpu import env_seeds
-    from ddrl_lab.envs.pools import make_env_pool
-
     pool = make_env_pool(env_cfg)
     try:
         return pool_rate(pool, env_seeds(env_cfg, 0), seconds)
@@ -149,8 +149,6 @@ def agent_steps_while_learning(
 def atari_numerics(rec: Recorder, seconds: float) -> None:
     """Each preset of `NUMERICS_PRESETS` shipped and in every forced variant; the shipped one over
     the fastest and over fp32."""
-    from ddrl_lab.nn.numerics import bf16_native
-
     rec.notes.append(
         f"numerics: each preset shipped (auto) and forced each way, {seconds:.0f} s "
         f"per job, agent steps/s"

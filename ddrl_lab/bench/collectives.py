@@ -13,6 +13,9 @@ import torch
 
 from .harness import Recorder
 from ..learners.collectives import COLLECTIVES, GroupMean, run_group
+from ..config.load import load_config
+from ..envs.pools import env_spaces
+from ..nn.models import make_policy
 
 # %% auto 0
 __all__ = ['GRADIENTS', 'WORLD', 'GROUP', 'gradient_size', 'loopback_bytes', 'timing', 'bench_collectives']
@@ -25,10 +28,6 @@ WORLD, GROUP = 4, 2
 
 def gradient_size(preset: str) -> int:
     "The number of parameters of `preset`'s policy (its flat gradient's length)."
-    from ddrl_lab.config.schema import load_config
-    from ddrl_lab.nn.models import make_policy
-    from ddrl_lab.envs.pools import env_spaces
-
     cfg = load_config(preset)
     return sum(p.numel() for p in make_policy(cfg, *env_spaces(cfg.env)).parameters())
 

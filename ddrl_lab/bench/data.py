@@ -13,7 +13,15 @@ from typing import Callable
 
 import numpy as np
 
-from .harness import Recorder, ensure_ray, timed
+from .harness import Recorder, ensure_ray, items_per_s
+from ..config.load import load_config
+from ..data.codecs import CODECS, get_codec, recv_encoded, send_encoded, shm_blocks
+from ..data.segments import random_segment, Segment
+from ..learners.algorithms import learner_class
+from ..replay.core import PrioritizedSampler, RingStorage
+from ..replay.sampling import merge_samples, ShardBalancer
+from ..replay.shard import ReplayShard, transitions
+from ..runtime import RayRuntime
 
 # %% auto 0
 __all__ = ['ALPHA', 'BETA', 'EPS', 'N_STEP', 'GAMMA', 'R2D2_ON_SHARDS', 'WINDOW', 'full_sampler', 'sampler_rate',
@@ -42,7 +50,7 @@ def sampler_rate(sampler, batch: int, seconds: float, tds: np.ndarray) -> float:
         index, info = sampler.sample(batch)
         sampler.update_priorities(index, tds[i % len(tds)])
 
-    return timed(step, batch, seconds, warmup=5)
+    return items_per_s(step, batch, seconds, warmup=5)
 
 
 def numpy_prioritized(
@@ -62,8 +70,6 @@ def numpy_prioritized(
 # %% ../../nbs/bench/03_data.ipynb 7
 def cartpole_segment(seed: int, T: int = 128, M: int = 64):
     "A CartPole-sized segment (T x M steps) with some episode ends."
-    from ddrl_lab.data.segments import Segment
-
     rng = np.random.default_rng(seed)
     term, trunc = rng.random((T, M)) < 0.01, rng.random((T, M)) < 0.002
     index = np.flatnonzero(trunc & ~term)
@@ -88,8 +94,6 @@ def filled_shards(
 ) -> list:
     """`num_shards` `ReplayShard`s of `capacity // num_shards` slots, filled round-robin, with
     random priorities."""
-    from ddrl_lab.replay.shard import ReplayShard
-
     per = capacity // num_shards
     shards = [
         ReplayShard(
@@ -111,8 +115,6 @@ def sharded_step(
 ) -> Callable[[int], None]:
     """What a driver does per batch: refresh masses when due, allocate, sample each shard, merge,
     send back TD errors."""
-    from ddrl_lab.replay.sampling import ShardBalancer, merge_samples
-
     bal = ShardBalancer(len(shards), rebalance_every=rebalance_every, seed=0)
 
     def step(i):
@@ -136,9 +138,6 @@ def single_sampler_step(
 ):
     """One `PrioritizedSampler` and its `RingStorage`, filled like the shards: one step samples,
     reads and updates."""
-    from ddrl_lab.replay.core import PrioritizedSampler, RingStorage
-    from ddrl_lab.replay.shard import transitions
-
     storage, sampler = RingStorage(capacity), PrioritizedSampler(capacity, ALPHA, BETA, seed=0)
     for k in range(-(-capacity // (T * M))):
         items = transitions(cartpole_segment(k, T, M), N_STEP, GAMMA)
@@ -171,8 +170,6 @@ def one_cpu():
 def bench_replay(rec: Recorder) -> None:
     """Prioritized sampling against NumPy, sharded sampling against one sampler, sequence replay
     against transition replay."""
-    from ddrl_lab.replay.core import PrioritizedSampler
-
     S, capacity, batch = (0.3, 1 << 16, 256) if rec.quick else (2.0, 1 << 20, 256)
     rng = np.random.default_rng(0)
     tds = rng.exponential(1.0, (64, batch))
@@ -192,7 +189,7 @@ def bench_replay(rec: Recorder) -> None:
             rec.measure(
                 "NumPy rng.choice(p=...) + update",
                 "transitions/s",
-                lambda: timed(numpy_step, batch, S, warmup=5),
+                lambda: items_per_s(numpy_step, batch, S, warmup=5),
             )
             rec.measure(
                 "PrioritizedSampler sample + update",
@@ -202,13 +199,13 @@ def bench_replay(rec: Recorder) -> None:
             rec.measure(
                 "PrioritizedSampler + RingStorage",
                 "transitions/s",
-                lambda: timed(single, batch, S, warmup=5),
+                lambda: items_per_s(single, batch, S, warmup=5),
             )
             for k, step in sharded.items():
                 rec.measure(
                     f"ReplayShard x{k} (in process)",
                     "transitions/s",
-                    lambda: timed(step, batch, S, warmup=5),
+                    lambda: items_per_s(step, batch, S, warmup=5),
                 )
             sequence_figures(rec, S)
     rec.ratio(
@@ -251,8 +248,6 @@ def recurrent_stream(n: int, T: int, M: int, state_size: int, frames: bool = Fal
 def replay_pair(steps: int, frames: bool, T: int = 20, M: int = 64) -> tuple:
     """A transition shard and a sequence shard (10 + 20 steps, stride 20) fed the same `steps` env
     steps, with random priorities."""
-    from ddrl_lab.replay.shard import ReplayShard
-
     kw = dict(alpha=ALPHA, beta=BETA, seed=0)
     pair = (
         ReplayShard(capacity=steps, n_step=N_STEP, gamma=GAMMA, **kw),
@@ -287,8 +282,6 @@ R2D2_ON_SHARDS = {
 def replay_learner(preset: str, overrides: dict):
     "The learner of `preset` for CartPole's spaces, on one thread."
     import gymnasium as gym
-    from ddrl_lab.learners.algorithms import learner_class
-    from ddrl_lab.config.schema import load_config
 
     cfg = load_config(preset, {"algo.bf16": False, **overrides})
     box = gym.spaces.Box(-np.inf, np.inf, (4,), np.float32)
@@ -327,12 +320,12 @@ def sequence_figures(rec: Recorder, seconds: float) -> None:
         rec.measure(
             f"{name}: sample + priorities",
             "learned steps/s",
-            lambda: timed(replay_step(sh, items), 320, seconds, warmup=5),
+            lambda: items_per_s(replay_step(sh, items), 320, seconds, warmup=5),
         )
         rec.measure(
             f"{name}: sample + gradient step + priorities",
             "learned steps/s",
-            lambda: timed(replay_step(sh, items, learners[name]), 320, seconds, warmup=2),
+            lambda: items_per_s(replay_step(sh, items, learners[name]), 320, seconds, warmup=2),
         )
 
 
@@ -354,7 +347,6 @@ WINDOW = 4  # segments in flight through the pipe
 def make_segment(kind: str, seed: int):
     "A CartPole-sized or Pong-sized segment of random data, one truncation each."
     from dataclasses import replace
-    from ddrl_lab.data.segments import random_segment
 
     T, M = 32, 8
     seg = random_segment(T, M, obs_dim=4, seed=seed)
@@ -378,7 +370,7 @@ def touch(seg) -> int:
 
 def codec_rate(codec, segs: list, seconds: float) -> float:
     "Segments/s of encode + decode + touch in this process."
-    return timed(
+    return items_per_s(
         lambda i: touch(codec.decode(codec.encode(segs[i % len(segs)]))),
         1,
         seconds,
@@ -389,8 +381,6 @@ def codec_rate(codec, segs: list, seconds: float) -> float:
 def _pipe_child(data, acks) -> None:
     """The far end of a `PipePeer`: b's' + a segment (decode, touch, ack), b'p' (ack at once); EOF
     ends it."""
-    from ddrl_lab.data.codecs import get_codec, recv_encoded
-
     while True:
         try:
             cmd = data.recv_bytes()
@@ -428,8 +418,6 @@ class PipePeer:
 
     def segment_rate(self, codec, segs: list, seconds: float) -> float:
         "Segments/s encoded here and decoded there, `WINDOW` in flight."
-        from ddrl_lab.data.codecs import send_encoded
-
         def send(k):
             self.data.send_bytes(b"s")
             send_encoded(self.data, codec.encode(segs[k % len(segs)]))
@@ -467,8 +455,6 @@ class PipePeer:
 # %% ../../nbs/bench/03_data.ipynb 18
 def bench_codecs(rec: Recorder) -> None:
     "Each codec in process and through a pipe, against pickle5."
-    from ddrl_lab.data.codecs import CODECS, get_codec, shm_blocks
-
     S = 0.2 if rec.quick else 1.5
     before = set(shm_blocks())
     segs = {kind: [make_segment(kind, seed) for seed in range(4)] for kind in ("CartPole", "Pong")}
@@ -521,8 +507,6 @@ def _noop(x=None):
 
 def bench_ray(rec: Recorder) -> None:
     "Ray's round trips and object store, against a pipe and a memcpy."
-    from ddrl_lab.runtime import RayRuntime
-
     ray = ensure_ray()
     S = 0.3 if rec.quick else 2.0
     rt = RayRuntime()
@@ -542,28 +526,28 @@ def bench_ray(rec: Recorder) -> None:
                 rec.measure(
                     "pipe round trip (multiprocessing)",
                     "round trips/s",
-                    lambda: timed(peer.ping, 1, S, warmup=10),
+                    lambda: items_per_s(peer.ping, 1, S, warmup=10),
                 )
                 rec.measure(
                     "Ray actor call round trip",
                     "round trips/s",
-                    lambda: timed(lambda k: rt.get(rt.call(actor, "ping", k)), 1, S, warmup=10),
+                    lambda: items_per_s(lambda k: rt.get(rt.call(actor, "ping", k)), 1, S, warmup=10),
                 )
                 rec.measure(
                     "Ray task round trip",
                     "round trips/s",
-                    lambda: timed(lambda k: ray.get(task.remote(k)), 1, S, warmup=10),
+                    lambda: items_per_s(lambda k: ray.get(task.remote(k)), 1, S, warmup=10),
                 )
                 for size, a in arrays.items():
                     rec.measure(
                         f"memcpy {size} MiB (np.copyto)",
                         "GiB/s",
-                        lambda: timed(lambda k: np.copyto(dst[size], a), a.nbytes, S) / 2**30,
+                        lambda: items_per_s(lambda k: np.copyto(dst[size], a), a.nbytes, S) / 2**30,
                     )
                     rec.measure(
                         f"ray.put + ray.get {size} MiB",
                         "GiB/s",
-                        lambda: timed(lambda k: ray.get(ray.put(a)), a.nbytes, S) / 2**30,
+                        lambda: items_per_s(lambda k: ray.get(ray.put(a)), a.nbytes, S) / 2**30,
                     )
     finally:
         rt.kill(actor)

@@ -22,13 +22,18 @@ from typing import Callable, Optional
 
 import psutil
 
+from ..config.load import load_config
+from ..nn.numerics import compute_info
+from ..run.job import Job
+from ..runtime import init_local_ray
+
 # %% auto 0
-__all__ = ['BENCHMARKS', 'HEADER', 'timed', 'family', 'rss_mb', 'summarize', 'Recorder', 'git_revision', 'machine_info',
-           'ensure_ray', 'shutdown_ray', 'run_job_for', 'per_segment', 'benchmark', 'check_names', 'write_results',
-           'run_benchmarks', 'fmt', 'bench_rows', 'format_bench', 'format_table']
+__all__ = ['BENCHMARKS', 'HEADER', 'items_per_s', 'family', 'rss_mb', 'summarize_repeats', 'Recorder', 'git_revision',
+           'machine_info', 'ensure_ray', 'shutdown_ray', 'run_job_for', 'per_segment', 'benchmark', 'check_names',
+           'write_results', 'run_benchmarks', 'fmt', 'bench_rows', 'format_bench', 'format_table']
 
 # %% ../../nbs/bench/00_harness.ipynb 5
-def timed(step: Callable[[int], object], batch: int, seconds: float, warmup: int = 3) -> float:
+def items_per_s(step: Callable[[int], object], batch: int, seconds: float, warmup: int = 3) -> float:
     """Calls `step(i)` until `seconds` pass (after `warmup` calls); returns items (`batch` per call)
     per second."""
     for i in range(warmup):
@@ -56,7 +61,7 @@ def rss_mb(procs=None) -> float:
     return total / 2**20
 
 # %% ../../nbs/bench/00_harness.ipynb 8
-def summarize(values: list) -> dict:
+def summarize_repeats(values: list) -> dict:
     "Median, min and max over the repeats that gave a value; `n` of them and `missing` the others."
     ok = [float(v) for v in values if v is not None and math.isfinite(v)]
     if not ok:
@@ -113,10 +118,10 @@ class Recorder:
         self.unavailable[name] = reason
 
     def result(self) -> dict:
-        figs = {n: {**f, **summarize(f["values"])} for n, f in self.figures.items()}
+        figs = {n: {**f, **summarize_repeats(f["values"])} for n, f in self.figures.items()}
         ratios = {}
         for n, r in self.ratios.items():
-            s = summarize(r["values"])
+            s = summarize_repeats(r["values"])
             met = None if r["target"] is None or s["median"] is None else s["median"] >= r["target"]
             ratios[n] = {**r, **s, "met": met}
         return dict(
@@ -189,7 +194,6 @@ def machine_info() -> dict:
     """What the figures were taken on: the cores and memory, the CPU as torch sees it
     (`numerics.compute_info`), the versions."""
     import ddrl_lab
-    from ddrl_lab.nn.numerics import compute_info
 
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return dict(
@@ -218,8 +222,6 @@ def ensure_ray():
         # on a crowded machine the raylet can miss its start-up deadline once
         for attempt in (1, 2):
             try:
-                from ddrl_lab.runtime import init_local_ray
-
                 init_local_ray(
                     num_cpus=max(4, os.cpu_count() or 1),
                     include_dashboard=False,
@@ -246,8 +248,6 @@ def shutdown_ray() -> None:
 
 # %% ../../nbs/bench/00_harness.ipynb 18
 def _cfg(preset: str, overrides: Optional[dict] = None):
-    from ddrl_lab.config.schema import load_config
-
     return load_config(preset, overrides)
 
 
@@ -276,8 +276,6 @@ def _mark(row: dict) -> tuple:
 def run_job_for(preset: str, overrides: dict, seconds: float, start_timeout: float = 300.0) -> dict:
     """Run a job for `seconds` after its first row with env steps; rates and policy lag between the
     two rows."""
-    from ddrl_lab.run.job import Job
-
     with tempfile.TemporaryDirectory(prefix="ddrl-bench-") as out:
         job = Job(
             preset,

@@ -9,6 +9,10 @@ import tempfile
 from typing import Callable, Optional
 
 from .harness import Recorder, _cfg, ensure_ray, run_job_for, shutdown_ray
+from ..config.schema import ConfigError
+from ..ondevice.actor_critic import OnDeviceIMPALA, OnDevicePPO
+from ..ondevice.dqn import OnDeviceDQN
+from ..run.job import Job
 
 # %% auto 0
 __all__ = ['SOLVERS', 'COLOCATED', 'DRIVER_LOOPS', 'SYNC_MODES', 'first_at', 'solve_job', 'ondevice_solve', 'record_solve',
@@ -29,8 +33,6 @@ def solve_job(
 ) -> Optional[tuple[float, int]]:
     """Run a job until it reaches `target` or `cap_s` seconds pass: (seconds, env steps) to the
     target from its metrics, or None."""
-    from ddrl_lab.run.job import Job
-
     with tempfile.TemporaryDirectory(prefix="ddrl-bench-") as out:
         job = Job(
             preset,
@@ -61,9 +63,6 @@ COLOCATED = {
 def ondevice_solve(seed: int, algo: str = "PPO") -> Optional[tuple[float, int]]:
     """The all-on-device PPO, IMPALA or DQN (presets `cartpole-ondevice[-impala|-dqn]`): (seconds,
     env steps) to its target, or None."""
-    from ddrl_lab.ondevice.actor_critic import OnDeviceIMPALA, OnDevicePPO
-    from ddrl_lab.ondevice.dqn import OnDeviceDQN
-
     cls, preset = {
         "PPO": (OnDevicePPO, "cartpole-ondevice"),
         "IMPALA": (OnDeviceIMPALA, "cartpole-ondevice-impala"),
@@ -78,9 +77,6 @@ def ondevice_solve(seed: int, algo: str = "PPO") -> Optional[tuple[float, int]]:
 
 def _unsupported(preset: str, overrides: dict) -> Optional[str]:
     "Why a job of `preset` with `overrides` cannot run on this version, or None if it can."
-    from ddrl_lab.config.schema import ConfigError
-    from ddrl_lab.run.job import Job
-
     try:
         Job(preset, overrides)
     except ConfigError as e:

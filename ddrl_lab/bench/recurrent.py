@@ -10,7 +10,7 @@ from typing import Optional
 
 from .harness import Recorder, ensure_ray
 from .learning import record_solve, solve_job
-from ..config.schema import load_config
+from ..config.load import load_config
 from ..loops.device import ondevice_core
 from ..studies.records import flat_config
 

@@ -12,7 +12,13 @@ from typing import Callable
 
 import numpy as np
 
-from .harness import Recorder, _cfg, ensure_ray, run_job_for, timed
+from .harness import Recorder, _cfg, ensure_ray, run_job_for, items_per_s
+from ..envs.cpu import env_seeds, make_single_env
+from ..envs.pools import env_spaces, make_env_pool
+from ..envs.torch_games import make_torch_pool
+from ..nn.models import get_weights, make_policy
+from ..runtime import RayRuntime
+from ..workers.runner import EnvRunner
 
 # %% auto 0
 __all__ = ['PONG_OVERRIDES', 'PONG_WIDER', 'stepper', 'PlainProcessPool', 'fixed_weights', 'runner_rate', 'RayRunners',
@@ -25,8 +31,6 @@ def stepper(kind: str, env_cfg, num_envs: int = 1, seed: int = 0) -> Callable[[i
     `ALEInterface`)."""
     rng = np.random.default_rng(seed)
     if kind == "env":
-        from ddrl_lab.envs.cpu import make_single_env
-
         envs = [make_single_env(env_cfg) for _ in range(num_envs)]
         for k, e in enumerate(envs):
             e.reset(seed=seed + k)
@@ -149,8 +153,6 @@ def fixed_weights(cfg, uniform: bool = False) -> dict:
     if uniform:
         return {"version": 0, "params": None}
     import torch
-    from ddrl_lab.envs.pools import env_spaces
-    from ddrl_lab.nn.models import get_weights, make_policy
 
     torch.manual_seed(0)
     model = make_policy(cfg, *env_spaces(cfg.env))
@@ -160,11 +162,9 @@ def fixed_weights(cfg, uniform: bool = False) -> dict:
 def runner_rate(cfg, seconds: float, uniform: bool = False) -> float:
     """Env steps per second of one `EnvRunner` of `cfg` producing segments in this process (one
     torch thread)."""
-    from ddrl_lab.workers.runner import EnvRunner
-
     runner, w = EnvRunner(cfg, 0), fixed_weights(cfg, uniform)
     try:
-        return timed(
+        return items_per_s(
             lambda i: runner.produce(w),
             cfg.algo.segment_length * cfg.env.num_envs,
             seconds,
@@ -179,9 +179,6 @@ class RayRunners:
     learner idle."""
 
     def __init__(self, cfg, n: int, start_timeout: float = 300.0, uniform: bool = False):
-        from ddrl_lab.workers.runner import EnvRunner
-        from ddrl_lab.runtime import RayRuntime
-
         ensure_ray()
         self.rt = RayRuntime()  # joins the running cluster
         self.weights = self.rt.ray.put(fixed_weights(cfg, uniform))
@@ -244,20 +241,19 @@ def pool_rate(pool, seeds, seconds: float) -> float:
     "Env steps/s of an env pool stepped with random actions (drawn before timing)."
     pool.reset(seeds)
     acts = np.random.default_rng(0).integers(pool.single_action_space.n, size=(256, pool.num_envs))
-    return timed(lambda i: pool.step(acts[i & 255]), pool.num_envs, seconds)
+    return items_per_s(lambda i: pool.step(acts[i & 255]), pool.num_envs, seconds)
 
 
 def torch_pool_rate(env_id: str, num_envs: int, seconds: float) -> float:
     "Env steps/s of a torch pool of `num_envs` replicas on the CPU, random actions."
     import torch
-    from ddrl_lab.envs.torch_games import make_torch_pool
 
     pool = make_torch_pool(env_id, num_envs)
     pool.reset(list(range(num_envs)))
     acts = torch.randint(
         0, pool.single_action_space.n, (64, num_envs), generator=torch.Generator().manual_seed(0)
     )
-    return timed(lambda i: pool.step(acts[i & 63]), num_envs, seconds)
+    return items_per_s(lambda i: pool.step(acts[i & 63]), num_envs, seconds)
 
 # %% ../../nbs/bench/01_sampling.ipynb 14
 def bench_sampling(rec: Recorder) -> None:
@@ -265,8 +261,6 @@ def bench_sampling(rec: Recorder) -> None:
     import dataclasses
     import gymnasium as gym
     import torch
-    from ddrl_lab.envs.cpu import env_seeds
-    from ddrl_lab.envs.pools import make_env_pool
 
     S = 0.3 if rec.quick else 2.0
     torch.set_num_threads(1)
@@ -315,7 +309,7 @@ def bench_sampling(rec: Recorder) -> None:
             )
         for i in range(rec.repeats):
             rec.say(f"  repeat {i + 1}/{rec.repeats}")
-            rec.measure("CartPole plain loop, 1 env", "steps/s", lambda: timed(cp_step, 1, S))
+            rec.measure("CartPole plain loop, 1 env", "steps/s", lambda: items_per_s(cp_step, 1, S))
             rec.measure(
                 "CartPole make_env_pool inline x8",
                 "steps/s",
@@ -334,7 +328,7 @@ def bench_sampling(rec: Recorder) -> None:
             rec.measure(
                 f"CartPole gymnasium SyncVectorEnv x{W * M}, 1 proc",
                 "steps/s",
-                lambda: timed(lambda k: vec.step(vacts[k & 255]), W * M, S),
+                lambda: items_per_s(lambda k: vec.step(vacts[k & 255]), W * M, S),
             )
             rec.measure(
                 f"CartPole EnvRunner x{M}, in process", "steps/s", lambda: runner_rate(cp, S)
@@ -355,7 +349,7 @@ def bench_sampling(rec: Recorder) -> None:
             rec.measure(
                 f"CartPole gymnasium SyncVectorEnv x{W * 8 * M}, 1 proc",
                 "steps/s",
-                lambda: timed(lambda k: vec_wide.step(wacts[k & 255]), W * 8 * M, S),
+                lambda: items_per_s(lambda k: vec_wide.step(wacts[k & 255]), W * 8 * M, S),
             )
             rec.measure(
                 f"CartPole Ray EnvRunner x{W} ({8 * M} envs each)",
@@ -363,10 +357,10 @@ def bench_sampling(rec: Recorder) -> None:
                 lambda: ray_wide.rate(S),
             )
             rec.measure(
-                "Pong raw ale-py, 1 env (4 frames/step)", "steps/s", lambda: timed(raw_step, 1, S)
+                "Pong raw ale-py, 1 env (4 frames/step)", "steps/s", lambda: items_per_s(raw_step, 1, S)
             )
             rec.measure(
-                "Pong plain loop + preprocessing, 1 env", "steps/s", lambda: timed(pong_step, 1, S)
+                "Pong plain loop + preprocessing, 1 env", "steps/s", lambda: items_per_s(pong_step, 1, S)
             )
             rec.measure(
                 f"Pong make_env_pool inline x{M}",

@@ -18,7 +18,8 @@ import torch
 from fastcore.basics import patch
 
 from ..data.codecs import Encoded, get_codec
-from ..config.schema import Config, config_hash
+from ..config.load import config_hash
+from ..config.schema import Config
 from ddrl_lab.objectives.evaluate import (
     PER_ENV,
     StateDrift,
@@ -33,18 +34,12 @@ from .collectives import GroupMean, init_group, meeting_address
 from ..nn.optim import flat_parameters, flat_step, make_optimizer
 from ..nn.optim import poison_gradients, scheduled_lr
 from ..data.segments import Segment, concat_segments, validate_segment
+from ..runlog.run_dir import newest_checkpoint
 
 # %% auto 0
-__all__ = ['newest_checkpoint', 'knob_values', 'timed', 'Learner']
+__all__ = ['knob_values', 'timed', 'Learner']
 
 # %% ../../nbs/learners/01_base.ipynb 4
-def newest_checkpoint(checkpoint_dir) -> Optional[Path]:
-    """The newest `learner-v*.pt` of a run's checkpoint folder (versions are zero-padded, so names
-    sort), or None."""
-    ckpts = sorted(Path(checkpoint_dir).glob("learner-v*.pt")) if checkpoint_dir else []
-    return ckpts[-1] if ckpts else None
-
-
 def knob_values(names: tuple, algo, knobs: dict, who: str) -> dict:
     """Live knob changes for a learner whose knobs are `names` (settings of `algo`), each as the
     type of its config field;

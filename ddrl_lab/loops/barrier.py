@@ -9,7 +9,7 @@ import math
 import time
 
 from ..config.schema import Config
-from .base import Loop, mean_or_nan
+from .base import Loop, LoopHost, mean_or_nan
 from ..runtime import ActorDied
 
 # %% auto 0
@@ -41,8 +41,8 @@ class BarrierLoop(Loop):
     def live_knobs(cls, cfg: Config, learner_knobs: tuple) -> dict:
         return super().live_knobs(cfg, learner_knobs) | dict(num_workers=cfg.topology.num_workers)
 
-    def __init__(self, job):
-        super().__init__(job)
+    def __init__(self, host: LoopHost):
+        super().__init__(host)
         # worker -> its seconds per segment (moving average), for balanced rounds
         self.collect_s: dict = {}
         self.stats: dict = {}  # barrier waits and round sizes since the last row
@@ -52,7 +52,7 @@ class BarrierLoop(Loop):
         # co-located: acting and learning time-sliced in this process
         threads = self.colocated_threads(spaces)
         self.learner = self.rt.spawn(
-            self.job.learner_cls,
+            self.host.learner_cls,
             self.config,
             *spaces,
             restartable=True,
@@ -136,11 +136,11 @@ class BarrierLoop(Loop):
         return self.links.transit_s(worker, nbytes)
 
     def run(self) -> None:
-        rt, job, led = self.rt, self.job, self.ledger
+        rt, host, led = self.rt, self.host, self.ledger
         # worker -> [(meta, segment) refs] still being produced
         inflight: dict = {}
-        while job.running():
-            job.apply_knobs()
+        while host.running():
+            host.apply_knobs()
             n = len(self.runners)  # workers may be added or removed live
             for i in [i for i in inflight if i >= n]:
                 for _ in inflight.pop(i):
@@ -182,7 +182,7 @@ class BarrierLoop(Loop):
                 led.lost_with_learner(len(segments))
                 time.sleep(0.2)
                 continue
-            if job.trained(info):
+            if host.trained(info):
                 break
         pending = {meta: (i, seg) for i, calls in inflight.items() for meta, seg in calls}
         # stragglers' segments at the stop: produced, not trained

@@ -9,7 +9,8 @@ import math
 import os
 import time
 from collections import Counter
-from typing import Optional
+from pathlib import Path
+from typing import Any, Optional, Protocol
 
 import numpy as np
 
@@ -21,7 +22,7 @@ from ..runtime import ActorDied
 from .network import Links, nbytes_of
 
 # %% auto 0
-__all__ = ['mean_or_nan', 'share', 'compute_threads', 'Ledger', 'Loop']
+__all__ = ['mean_or_nan', 'share', 'compute_threads', 'Ledger', 'LoopHost', 'Loop']
 
 # %% ../../nbs/loops/02_base.ipynb 5
 def mean_or_nan(xs, scale: float = 1.0) -> float:
@@ -190,7 +191,32 @@ class Ledger:
                 {int(w): n for w, n in driver.get("steps_by_worker", {}).items()}
             )
 
-# %% ../../nbs/loops/02_base.ipynb 8
+# %% ../../nbs/loops/02_base.ipynb 9
+class LoopHost(Protocol):
+    """What a loop may ask of whoever runs it (the `Job`), and nothing else: the config and the books,
+    the live knobs, the learner's class, where it runs and what it resumes from, and three calls back."""
+
+    config: Config
+    ledger: Ledger  # the books (`Ledger`, below)
+    knobs: dict  # the live values, updated in place by `apply_knobs`
+    learner_cls: type  # the component that learns
+    runtime: Any  # the runtime the parts are spawned on (set when the job starts)
+    run_dir: Optional[Path]
+    meta: dict  # meta.json's records: a loop adds its own (replay shards, learner rebuilds, snapshot errors)
+    call_times: Any  # histograms of calls (`CallTimes`: inference latency, weight syncs)
+    resume_state: Optional[dict]  # the stopped run a resumed job continues (its checkpoint's `driver` part)
+
+    def running(self) -> bool:
+        "Whether the loop should go on (no stop asked, no budget reached)."
+
+    def trained(self, info: dict, final: bool = False) -> bool:
+        "Report one trained update (`info`: the learner's figures); whether to go on."
+
+    def apply_knobs(self) -> None:
+        "Apply the knob changes and drills queued since the last call (from the loop's thread)."
+
+
+# %% ../../nbs/loops/02_base.ipynb 10
 class Loop:
     """One way of training: which components it spawns and how segments, weights and updates move
     between them.
@@ -250,17 +276,17 @@ class Loop:
             max_staleness=cfg.sync.max_staleness
         )
 
-    def __init__(self, job):
-        self.job, self.config, self.ledger = job, job.config, job.ledger
+    def __init__(self, host: LoopHost):
+        self.host, self.config, self.ledger = host, host.config, host.ledger
         # the live values (the Job's dict: updated in place)
-        self.knobs = job.knobs
+        self.knobs = host.knobs
         self.learner, self.learners, self.runners, self.shards = None, [], [], []
         self.links = Links()  # the network drills' latency and bandwidth per worker
         self.weight_bytes = None  # the weights' size, once a network drill needed it
 
     @property
     def rt(self):
-        return self.job.runtime
+        return self.host.runtime
 
     # -- spawn, run, report
     # --------------------------------------------------------------------------
@@ -286,7 +312,7 @@ class Loop:
             self.rt.spawn(worker_cls or EnvRunner, c, w, restartable=True, spread=True, **kw)
             for w in range(c.topology.num_workers)
         ]
-        states = (self.job._resume or {}).get("driver", {}) or {}
+        states = (self.host.resume_state or {}).get("driver", {}) or {}
         if worker_cls is None and len(states.get("runners", [])) == len(self.runners):
             self.rt.get(
                 [

@@ -88,7 +88,7 @@ class CentralLoop(Loop):
             self.rt.get(self.rt.call(self.learner, "snapshot"), timeout=60.0)
         except Exception as e:  # (the run goes on; the next checkpoint tries again)
             self.ledger.count("snapshot_failures")
-            self.job.meta["last_snapshot_error"] = repr(e)
+            self.host.meta["last_snapshot_error"] = repr(e)
 
     def row(self) -> dict:
         out = dict(lost_transitions=self.ledger.books["lost_transitions"])
@@ -97,19 +97,19 @@ class CentralLoop(Loop):
         except Exception:
             return out
         # every inference call since the last row: into the job's histogram, not the row
-        self.job.call_times.observe("inference_latency_seconds", *m.pop("inference_calls_s"))
+        self.host.call_times.observe("inference_latency_seconds", *m.pop("inference_calls_s"))
         return {k: v for k, v in m.items() if k.startswith(("inference_", "replay_"))} | out
 
     def run(self) -> None:
-        rt, job, led, W = self.rt, self.job, self.ledger, len(self.runners)
+        rt, host, led, W = self.rt, self.host, self.ledger, len(self.runners)
         # worker -> (ticket, step)
         calls = {i: rt.call(w, "first", num_returns=2) for i, w in enumerate(self.runners)}
         failing: dict = {}  # worker -> since when its calls fail
         # longest-waiting first: a small batch serves all in turn
         order = list(range(W))
         collected_at = time.monotonic()
-        while job.running():
-            job.apply_knobs()
+        while host.running():
+            host.apply_knobs()
             cap = int(self.knobs["inference_batch"]) or W
             tickets = [calls[i][0] for i in order]
             ready = set(rt.ready(tickets, timeout=0))
@@ -155,7 +155,7 @@ class CentralLoop(Loop):
                             dict(meta, incarnation=led.incarnations.get(meta["worker_id"]))
                         )
                     led.in_replay(info.pop("in_replay", 0))
-                    if job.trained(info):
+                    if host.trained(info):
                         done = True
                         break
                 if done:

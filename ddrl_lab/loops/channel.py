@@ -10,7 +10,7 @@ import time
 from ..data.channel import Channel
 from ..data.codecs import get_codec
 from ..config.schema import Config
-from .base import Loop
+from .base import Loop, LoopHost
 from ..runtime import ActorDied
 from .fallback import StalenessFallback
 from .network import Transit
@@ -46,8 +46,8 @@ class ChannelLoop(Loop):
             fallback=cfg.sync.fallback,
         )
 
-    def __init__(self, job):
-        super().__init__(job)
+    def __init__(self, host: LoopHost):
+        super().__init__(host)
         c, s = self.config.channel, self.config.sync
         self.channel = Channel(
             c.capacity,
@@ -61,7 +61,7 @@ class ChannelLoop(Loop):
 
     def spawn(self, spaces, checkpoint_dir, force, gpus) -> None:
         self.learner = self.rt.spawn(
-            self.job.learner_cls,
+            self.host.learner_cls,
             self.config,
             *spaces,
             restartable=True,
@@ -106,7 +106,7 @@ class ChannelLoop(Loop):
         return self.channel.get(ready, timeout=0) if ready and not in_flight else []
 
     def run(self) -> None:
-        rt, ch, job, led, n = self.rt, self.channel, self.job, self.ledger, len(self.runners)
+        rt, ch, host, led, n = self.rt, self.channel, self.host, self.ledger, len(self.runners)
         weights = rt.call(self.learner, "get_weights")
         # held: worker -> since when it was throttled
         pending, held, update = {}, {i: None for i in range(n)}, None
@@ -114,8 +114,8 @@ class ChannelLoop(Loop):
         wire, weights_due = Transit(), {}
         # since when the learner has waited; size of the batch in flight
         idle_since, n_batch = None, 0
-        while job.running():
-            job.apply_knobs()
+        while host.running():
+            host.apply_knobs()
             if len(self.runners) != n:  # workers added or removed live
                 held.update({i: None for i in range(n, len(self.runners))})
                 n = len(self.runners)
@@ -165,7 +165,7 @@ class ChannelLoop(Loop):
                 update = None
                 if info is not None:
                     self.arrival_lags += info["version_lags"] + info["dropped_lags"]
-                    if job.trained(info):
+                    if host.trained(info):
                         break
                 weights = rt.call(self.learner, "get_weights")
             if update is None:
@@ -192,7 +192,7 @@ class ChannelLoop(Loop):
         # counted
         if update is not None:
             try:
-                job.trained(rt.get(update), final=True)
+                host.trained(rt.get(update), final=True)
             except ActorDied:
                 led.lost_with_learner(n_batch)
         in_flight = len(pending)

@@ -14,7 +14,7 @@ import torch
 from ..config.schema import Config
 from ..envs.cpu import env_seeds
 from ..learners.collectives import GroupMean, init_group, meeting_address
-from ..learners.base import newest_checkpoint
+from ..runlog.run_dir import newest_checkpoint
 from .base import Loop, compute_threads
 from ..ondevice.actor_critic import OnDeviceIMPALA, OnDevicePPO
 from ..ondevice.dqn import OnDeviceDQN
@@ -283,10 +283,10 @@ class DeviceLoop(Loop):
             rt.get(rt.call(self.learner, "set_knobs", nan_grad_s=seconds))
 
     def run(self) -> None:
-        rt, job, led = self.rt, self.job, self.ledger
+        rt, host, led = self.rt, self.host, self.ledger
         members = self.learners or [self.learner]
-        while job.running():
-            job.apply_knobs()
+        while host.running():
+            host.apply_knobs()
             try:
                 infos = rt.get(
                     [rt.call(m, "step", version_floor=led.rows.version) for m in members]
@@ -299,5 +299,5 @@ class DeviceLoop(Loop):
                 continue
             for info in infos:
                 led.produced(info.pop("produced"))
-            if job.trained(merged(infos)):
+            if host.trained(merged(infos)):
                 break

@@ -11,8 +11,8 @@ from collections import Counter, deque
 import numpy as np
 
 from ..config.schema import Config
-from .base import Loop, mean_or_nan
-from ..learners.base import newest_checkpoint
+from .base import Loop, LoopHost, mean_or_nan
+from ..runlog.run_dir import newest_checkpoint
 from ..runtime import ActorDied
 from ..learners.sync import ParameterServer, SoftWindow
 
@@ -103,8 +103,8 @@ class PlaneLoop(Loop):
             else k
         )
 
-    def __init__(self, job):
-        super().__init__(job)
+    def __init__(self, host: LoopHost):
+        super().__init__(host)
         # sync_rtt_ms, barrier_wait_ms, grad lags ... for the next row
         self.stats: dict = {}
         # async server: lag -> gradients
@@ -136,7 +136,7 @@ class PlaneLoop(Loop):
             )
             self.learners = [
                 rt.spawn(
-                    self.job.learner_cls, c, *spaces, restartable=True, num_cpus=0.5, num_gpus=gpus
+                    self.host.learner_cls, c, *spaces, restartable=True, num_cpus=0.5, num_gpus=gpus
                 )
                 for _ in range(c.topology.num_learners)
             ]
@@ -151,7 +151,7 @@ class PlaneLoop(Loop):
         c, rt = self.config, self.rt
         group = [
             rt.spawn(
-                self.job.learner_cls,
+                self.host.learner_cls,
                 c,
                 *spaces,
                 checkpoint_dir=checkpoint_dir if l == 0 else None,
@@ -197,12 +197,12 @@ class PlaneLoop(Loop):
         if self.config.sync.aggregation == "allreduce":
             self.learner = self.learners[0]
         # the live knobs, as a change would send them
-        self.apply(dict(self.knobs), self.job.learner_cls.KNOBS)
+        self.apply(dict(self.knobs), self.host.learner_cls.KNOBS)
         if self.config.sync.aggregation == "hybrid":
             self.publish()
         led.group_rebuilds(1)
         ckpt = newest_checkpoint(self.spawned[1])
-        self.job.meta.setdefault("learner_group_rebuilds", []).append(
+        self.host.meta.setdefault("learner_group_rebuilds", []).append(
             dict(
                 env_steps=led.rows.env_steps,
                 version_floor=led.rows.version,
@@ -277,7 +277,7 @@ class PlaneLoop(Loop):
     def note(self, rtt_s=(), barrier_wait_s=None, grad_lags=()) -> None:
         p = self.stats
         p.setdefault("rtt", []).extend(rtt_s)
-        self.job.call_times.observe("weight_sync_seconds", *rtt_s)
+        self.host.call_times.observe("weight_sync_seconds", *rtt_s)
         p.setdefault("lags", []).extend(grad_lags)
         if barrier_wait_s is not None:
             p.setdefault("barrier", []).append(barrier_wait_s)
@@ -326,11 +326,11 @@ class PlaneSyncLoop(PlaneLoop):
         return is_plane(cfg) and cfg.sync.mode == "sync"
 
     def run(self) -> None:
-        rt, job, led, L = self.rt, self.job, self.ledger, len(self.learners)
+        rt, host, led, L = self.rt, self.host, self.ledger, len(self.learners)
         hybrid = self.config.sync.aggregation == "hybrid"
         allreduce = hybrid or self.config.sync.aggregation == "allreduce"
-        while job.running():
-            job.apply_knobs()
+        while host.running():
+            host.apply_knobs()
             weights = rt.call(self.learner, "get_weights")
             calls = [rt.call(r, "produce", weights, num_returns=2) for r in self.runners]
             segments = []
@@ -375,7 +375,7 @@ class PlaneSyncLoop(PlaneLoop):
             if hybrid:
                 server = self.publish()
             self.note(rtt_s=[d - t0 for d in done_at], barrier_wait_s=max(done_at) - min(done_at))
-            if job.trained(self.merge(infos, server)):
+            if host.trained(self.merge(infos, server)):
                 break
 
 # %% ../../nbs/loops/07_plane.ipynb 12
@@ -397,7 +397,7 @@ class PipelinedLoop(PlaneLoop):
         return is_plane(cfg) and cfg.sync.aggregation != "hybrid"
 
     def run(self) -> None:
-        rt, c, job, led = self.rt, self.config, self.job, self.ledger
+        rt, c, host, led = self.rt, self.config, self.host, self.ledger
         L, W, soft = len(self.learners), len(self.runners), c.sync.mode == "soft"
         # segments in one gradient (one local step)
         per = max(1, W // L)
@@ -405,8 +405,8 @@ class PipelinedLoop(PlaneLoop):
         weights = rt.call(self.learner, "get_weights")
         ready, pending, idle_workers = deque(), {}, set(range(W))
         busy, idle_learners = {}, list(range(L))
-        while job.running():
-            job.apply_knobs()
+        while host.running():
+            host.apply_knobs()
             k = int(self.knobs["local_steps"]) if soft else 1
             # backpressure: a short queue
             if len(ready) < per * k * L:
@@ -450,7 +450,7 @@ class PipelinedLoop(PlaneLoop):
                     led.downweighted_stale(1)
                 self.note(grad_lags=[push["lag"]])
                 weights = rt.call(self.learner, "get_weights")
-                if job.trained(self.merge([info], push)):
+                if host.trained(self.merge([info], push)):
                     done = True
                     break
             if done:
@@ -473,7 +473,7 @@ class PipelinedLoop(PlaneLoop):
                         ]
                     )
                     weights = rt.call(self.learner, "get_weights")
-                    if job.trained(self.merge([i for _, i in items], server)):
+                    if host.trained(self.merge([i for _, i in items], server)):
                         break
         # wind down: nothing more is applied; what was in flight or queued is counted as dropped at
         # the stop
@@ -508,7 +508,7 @@ class HybridLoop(PlaneLoop):
         return is_plane(cfg) and cfg.sync.aggregation == "hybrid"
 
     def run(self) -> None:
-        rt, job, led = self.rt, self.job, self.ledger
+        rt, host, led = self.rt, self.host, self.ledger
         L, W = len(self.learners), len(self.runners)
         per = max(1, W // L)  # segments per learner per step
         weights = rt.call(self.learner, "get_weights")
@@ -516,8 +516,8 @@ class HybridLoop(PlaneLoop):
         ready, pending, idle_workers = deque(), {}, set(range(W))
         round_refs, checked, t0, stale = None, set(), 0.0, []
         republish_at = 4 * W  # stale drops since the last round that make it publish again
-        while job.running():
-            job.apply_knobs()
+        while host.running():
+            host.apply_knobs()
             # backpressure: a short queue
             if len(ready) < 2 * per * L:
                 self.launch(pending, idle_workers, weights)
@@ -569,14 +569,14 @@ class HybridLoop(PlaneLoop):
                 info["dropped_stale"] += len(stale)
                 info["dropped_lags"] += stale
                 stale, republish_at = [], 4 * W
-                if job.trained(info):
+                if host.trained(info):
                     break
         # wind down: the round in flight finishes and is counted; queued and in-flight segments are
         # dropped at the stop
         if round_refs is not None:
             finished = rt.ready(round_refs, timeout=10.0)
             if len(finished) == L and not any(self.failed(r) for r in finished):
-                job.trained(self.merge(rt.get(round_refs), self.publish()), final=True)
+                host.trained(self.merge(rt.get(round_refs), self.publish()), final=True)
             else:
                 led.lost_with_learner(per * L)
         led.dropped_stale(len(stale))

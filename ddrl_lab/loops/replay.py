@@ -11,7 +11,7 @@ from collections import Counter
 from fastcore.basics import patch
 
 from ..config.schema import Config
-from .base import Loop, share
+from .base import Loop, LoopHost, share
 from ..data.ratelimit import RateLimiter
 from ..replay.core import route
 from ..replay.cold import shard_cold_dir
@@ -60,8 +60,8 @@ class ReplayLoop(Loop):
             replay_capacity=cfg.replay.capacity
         )
 
-    def __init__(self, job):
-        super().__init__(job)
+    def __init__(self, host: LoopHost):
+        super().__init__(host)
         self.replay_added = Counter()  # shard -> transitions (env steps) sent to it
         self.incarnations: dict = {}  # shard -> incarnation id last seen
 
@@ -69,7 +69,7 @@ class ReplayLoop(Loop):
         c = self.config
         threads = self.colocated_threads(spaces)
         self.learner = self.rt.spawn(
-            self.job.learner_cls,
+            self.host.learner_cls,
             c,
             *spaces,
             restartable=True,
@@ -81,7 +81,7 @@ class ReplayLoop(Loop):
         self.shards = [
             self.rt.spawn(
                 ReplayShard,
-                **shard_settings(c, s, self.job.run_dir),
+                **shard_settings(c, s, self.host.run_dir),
                 num_cpus=0.5,
                 restartable=True,
             )
@@ -118,7 +118,7 @@ class ReplayLoop(Loop):
 # %% ../../nbs/loops/05_replay.ipynb 6
 def shard_settings(cfg: Config, s: int, run_dir) -> dict:
     """What replay shard `s` is built with, its snapshots and cold tier under `run_dir` (a `Path`):
-    the loop spawns it with them, the planner times one (`plan/03_costs`)."""
+    the loop spawns it with them, the planner times one (`plan/05_costs`)."""
     r, S = cfg.replay, cfg.replay.shards
     return dict(
         shard_id=s,
@@ -140,7 +140,7 @@ def shard_settings(cfg: Config, s: int, run_dir) -> dict:
 # %% ../../nbs/loops/05_replay.ipynb 8
 @patch
 def run(self: ReplayLoop) -> None:
-    rt, c, a, job, led = self.rt, self.config, self.config.algo, self.job, self.ledger
+    rt, c, a, host, led = self.rt, self.config, self.config.algo, self.host, self.ledger
     S, n = len(self.shards), len(self.runners)
     balancer = ShardBalancer(S, c.replay.rebalance_every, seed=c.run.seed)
     limiter, max_k = self.rate_limiter(n)
@@ -165,13 +165,13 @@ def run(self: ReplayLoop) -> None:
         if info is not None:
             for sid, index, insert_index, td in info.pop("priorities"):
                 rt.call(self.shards[sid], "update_priorities", index, insert_index, td)
-            if job.trained(info):
+            if host.trained(info):
                 return True
         weights = rt.call(self.learner, "get_weights", env_steps=inserted)
         return False
 
-    while job.running():
-        job.apply_knobs()
+    while host.running():
+        host.apply_knobs()
         if take_update():
             break
         # backpressure: room for a segment from every worker
@@ -224,7 +224,7 @@ def run(self: ReplayLoop) -> None:
     # wind down: finish the update in flight
     if update is not None:
         try:
-            job.trained(rt.get(update), final=True)
+            host.trained(rt.get(update), final=True)
         except ActorDied:
             pass
     # segments in flight: produced, not inserted
@@ -249,7 +249,7 @@ def replay_rate_limits(cfg: Config, n: int) -> tuple[tuple, int]:
     two calls' worth (a call: at most `max_k` steps, `updates_per_segment` per worker). A segment
     already in flight
     always fits: `max_diff` leaves room for one from every worker. Returns the limiter's arguments
-    and `max_k` (the planner plays the same limiter, `plan/00_sim`)."""
+    and `max_k` (the planner plays the same limiter, `plan/04_sim`)."""
     a = cfg.algo
     per_segment = cfg.env.num_envs * a.segment_length
     # the segment with which learning starts
@@ -272,7 +272,7 @@ def books_at_end(self: ReplayLoop) -> None:
     self.ledger.books["replay_lost_transitions"] = sum(
         max(0, self.replay_added[s] - m["added_steps"]) for s, m in enumerate(ms)
     )
-    self.job.meta["replay_shards"] = [
+    self.host.meta["replay_shards"] = [
         {
             k: m[k]
             for k in (
@@ -342,4 +342,4 @@ def snapshot(self: ReplayLoop) -> None:
         self.rt.get([self.rt.call(sh, "snapshot") for sh in self.shards], timeout=60.0)
     except Exception as e:
         self.ledger.books["snapshot_failures"] += 1
-        self.job.meta["last_snapshot_error"] = repr(e)
+        self.host.meta["last_snapshot_error"] = repr(e)

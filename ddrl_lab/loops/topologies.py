@@ -10,7 +10,8 @@ from typing import Optional
 
 import ddrl_lab
 from ..replay.cold import cold_problems
-from ..config.schema import ChannelConfig, Config, ConfigError, EnvConfig, load_config
+from ..config.load import load_config
+from ..config.schema import ChannelConfig, Config, ConfigError, EnvConfig
 from .barrier import BarrierLoop
 from .central import CentralLoop
 from .channel import ChannelLoop

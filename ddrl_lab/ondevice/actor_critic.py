@@ -13,7 +13,8 @@ from typing import Optional
 import numpy as np
 import torch
 
-from ..config.schema import ConfigError, load_config
+from ..config.load import load_config
+from ..config.schema import ConfigError
 from ..envs.cpu import env_seeds
 from ..objectives.evaluate import drift_figures, evaluate, minibatches, next_values, states_before
 from ..learners.base import knob_values

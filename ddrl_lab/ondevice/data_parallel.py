@@ -13,7 +13,8 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-from ..config.schema import Config, config_from_dict, config_to_dict
+from ..config.load import config_from_dict, config_to_dict
+from ..config.schema import Config
 from ..objectives.evaluate import column_batches
 from ..nn.numerics import resolve_device
 from ..nn.models import make_policy

@@ -1,4 +1,4 @@
-"""The planner: a discrete-event simulation of the loops (`sim`, cores, planes), the costs it is calibrated
-with, and its check against runs.
+"""The planner: a discrete-event engine (`engine`), the machine's cores, the books a simulated run keeps, the
+parameter plane and the topologies (`sim`); the unit costs it is calibrated with (`costs`) and its check against runs.
 
 Not exported: this file is written by hand, like `ddrl_lab/__init__.py`."""

@@ -5,7 +5,7 @@
 # %% ../../nbs/plan/01_cores.ipynb 2
 from __future__ import annotations
 
-from .sim import Signal, Sim
+from .engine import Signal, Sim
 
 EPS = 1e-9  # work left (seconds) taken as none: the sums' rounding
 

@@ -24,12 +24,13 @@ import pandas as pd
 from fastcore.basics import patch
 
 import ddrl_lab
-from ..config.schema import Config, ConfigError, config_hash, load_config, save_config
+from ..config.load import config_hash, load_config, save_config
+from ..config.schema import Config, ConfigError
 from ..envs.cpu import env_seeds
 from ..envs.pools import env_spaces
 from ..runlog.call_times import CallTimes
 from ..runlog.usage import UsageProbe
-from ..learners.base import newest_checkpoint
+from ..runlog.run_dir import RunFiles, newest_checkpoint
 from ..nn.optim import NonFiniteGradients, check_skips
 from ..runlog.run_dir import DiskGuard, new_run_dir, utc_now, write_atomic, write_json_atomic
 from ..nn.numerics import resolve_device
@@ -94,6 +95,11 @@ class Job(Steering):
     def metrics(self) -> pd.DataFrame:
         "The metrics rows so far."
         return self.log.frame()
+
+    @property
+    def resume_state(self) -> Optional[dict]:
+        "The stopped run this job continues (`Job.resume`), for its loop (`LoopHost`); None for a new run."
+        return self._resume
 
     def record_episode(self, timeout: float = 60.0, **kw) -> dict:
         """The policy as it is now plays one episode, saved as `episode.gif` / `episode.json` in the
@@ -198,12 +204,13 @@ def resume(cls: Job, run_dir, force: bool = False) -> "Job":
     fresh episodes.
     In serial or sync mode the resumed run then matches the uninterrupted one, row for row."""
     run_dir = Path(run_dir)
+    files = RunFiles(run_dir)
     for f in ("config.yaml", "meta.json"):
-        if not (run_dir / f).is_file():
+        if not files.has(f):
             raise ConfigError(
                 [f"{str(run_dir)!r} is not a ddrl_lab run directory: {f} is missing."]
             )
-    meta = json.loads((run_dir / "meta.json").read_text())
+    meta = files.meta()
     if meta.get("status") == "finished":
         raise ConfigError(
             [f"{str(run_dir)!r} finished ({meta.get('end')}): there is nothing to resume."]
@@ -218,7 +225,7 @@ def resume(cls: Job, run_dir, force: bool = False) -> "Job":
                 f"resume anyway)."
             ]
         )
-    newest, driver = newest_checkpoint(run_dir / "checkpoints"), None
+    newest, driver = files.newest_checkpoint(), None
     if newest is not None:
         import torch
 

@@ -265,9 +265,22 @@ class MetricsLog:
 
 
 def read_metrics(path) -> pd.DataFrame:
-    "A run's `metrics.jsonl` as a DataFrame."
+    """A run's `metrics.jsonl` as a DataFrame: the one reader of rows (`RunFiles.rows` reads through it).
+    A half-written last line (a job still appending) is left out; a line that is not JSON anywhere
+    else is an error naming the file and the line (no row is dropped silently)."""
     lines = Path(path).read_text().splitlines()
-    return pd.DataFrame([json.loads(l) for l in lines if l.strip()])
+    last = max((i for i, l in enumerate(lines) if l.strip()), default=-1)
+    rows = []
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError as e:
+            if i == last:
+                break
+            raise ValueError(f"{str(path)!r} line {i + 1} is not JSON: {e}") from None
+    return pd.DataFrame(rows)
 
 # %% ../../nbs/runlog/00_metrics.ipynb 20
 class TensorBoardLog:

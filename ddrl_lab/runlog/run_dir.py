@@ -10,12 +10,18 @@ import errno
 import json
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Optional
 
-from .metrics import json_safe
+import pandas as pd
+import yaml
+
+from ..config.load import load_config
+from ..config.schema import Config
+from .metrics import json_safe, read_metrics
 
 # %% auto 0
-__all__ = ['new_run_dir', 'utc_now', 'reason_kind', 'DiskGuard', 'write_atomic', 'write_json_atomic']
+__all__ = ['new_run_dir', 'utc_now', 'reason_kind', 'newest_checkpoint', 'RunFiles', 'DiskGuard', 'write_atomic',
+           'write_json_atomic']
 
 # %% ../../nbs/runlog/01_run_dir.ipynb 3
 def new_run_dir(out, name: str, cfg_hash: str) -> Path:
@@ -41,6 +47,55 @@ def reason_kind(reason) -> str:
 
 
 # %% ../../nbs/runlog/01_run_dir.ipynb 10
+def newest_checkpoint(checkpoint_dir) -> Optional[Path]:
+    """The newest `learner-v*.pt` of a run's checkpoint folder (versions are zero-padded, so names
+    sort), or None."""
+    ckpts = sorted(Path(checkpoint_dir).glob("learner-v*.pt")) if checkpoint_dir else []
+    return ckpts[-1] if ckpts else None
+
+
+class RunFiles:
+    """The one reader of a run directory's records, for the report, the doctor, the Dashboard, episodes,
+    `compare` and `Job.resume`: a file that is not there reads as empty; rows and rejections are JSON
+    lines read with one policy (`read_metrics`: a half-written last line left out, a broken line
+    elsewhere an error)."""
+
+    def __init__(self, path):
+        self.path = Path(path)
+
+    def has(self, name: str) -> bool:
+        return (self.path / name).is_file()
+
+    def rows(self) -> pd.DataFrame:
+        "metrics.jsonl as a DataFrame (empty without one)."
+        return read_metrics(self.path / "metrics.jsonl") if self.has("metrics.jsonl") else pd.DataFrame()
+
+    def meta(self) -> dict:
+        "meta.json ({} without one)."
+        return json.loads((self.path / "meta.json").read_text()) if self.has("meta.json") else {}
+
+    def config_text(self) -> str:
+        return (self.path / "config.yaml").read_text() if self.has("config.yaml") else ""
+
+    def config_dict(self) -> dict:
+        "config.yaml as its nested dict, unchecked ({} without one)."
+        return yaml.safe_load(self.config_text()) or {}
+
+    def config(self) -> Config:
+        "config.yaml loaded and checked (`ConfigError` when it cannot be)."
+        return load_config(self.path / "config.yaml")
+
+    def rejections(self) -> list:
+        "The rejected segments' records (rejections.jsonl), oldest first."
+        if not self.has("rejections.jsonl"):
+            return []
+        return read_metrics(self.path / "rejections.jsonl").to_dict("records")
+
+    def newest_checkpoint(self) -> Optional[Path]:
+        return newest_checkpoint(self.path / "checkpoints")
+
+
+# %% ../../nbs/runlog/01_run_dir.ipynb 13
 class DiskGuard:
     """Asked before every write to a run directory: raises `OSError(ENOSPC)` while the `disk_full`
     drill has it armed."""

@@ -10,7 +10,8 @@ import itertools
 import re
 from dataclasses import dataclass, field
 
-from ..config.schema import Config, ConfigError, load_config
+from ..config.load import load_config
+from ..config.schema import Config, ConfigError
 from .records import flat_config
 from ..loops.topologies import check_supported, loop_for
 

@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from ..config.schema import Config, ConfigError, config_to_dict, load_config, parse_override
+from ..config.load import config_to_dict, load_config, parse_override
+from ..config.schema import Config, ConfigError
 from ..runlog.metrics import summarize
 
 # shadow's bar; defined here before 14a
@@ -33,10 +34,13 @@ from ddrl_lab.run.prometheus import (
     parse_prometheus,
 )
 
+from ..run.job import check_supported, Job
+from ..runlog.run_dir import RunFiles
+
 # %% auto 0
-__all__ = ['DIFF_IGNORE', 'SEED_KEYS', 'HEADLINE_KEYS', 'INJECTED_HEADER', 'flat_config', 'config_diff', 'RunRecord', 'read_rows',
-           'load_run', 'shadow_configs', 'align', 'first_divergence', 'same_curve', 'steps_to_target', 'ShadowResult',
-           'shadow', 'compare', 'compare_table', 'assigned_names', 'check_parameters']
+__all__ = ['DIFF_IGNORE', 'SEED_KEYS', 'HEADLINE_KEYS', 'INJECTED_HEADER', 'flat_config', 'config_diff', 'RunRecord', 'load_run',
+           'shadow_configs', 'align', 'first_divergence', 'same_curve', 'steps_to_target', 'ShadowResult', 'shadow',
+           'compare', 'compare_table', 'assigned_names', 'check_parameters']
 
 # %% ../../nbs/studies/00_records.ipynb 5
 # where and how a run was recorded, not what it ran
@@ -78,19 +82,6 @@ class RunRecord:
         return self.meta.get("status", "?")
 
 
-def read_rows(path) -> pd.DataFrame:
-    "A `metrics.jsonl` as a DataFrame; a half-written last line (a job still appending) is skipped."
-    rows = []
-    for line in Path(path).read_text().splitlines():
-        if not line.strip():
-            continue
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError:
-            break
-    return pd.DataFrame(rows)
-
-
 def load_run(run_dir) -> RunRecord:
     "Read a run directory (`config.yaml`, `meta.json`, `metrics.jsonl`; each may be missing)."
     if isinstance(run_dir, RunRecord):
@@ -98,10 +89,9 @@ def load_run(run_dir) -> RunRecord:
     p = Path(getattr(run_dir, "run_dir", None) or run_dir)  # a Job is accepted too
     if not p.is_dir():
         raise FileNotFoundError(f"{str(p)!r} is not a run directory: no such folder")
-    cfg = yaml.safe_load((p / "config.yaml").read_text()) if (p / "config.yaml").exists() else {}
-    meta = json.loads((p / "meta.json").read_text()) if (p / "meta.json").exists() else {}
-    df = read_rows(p / "metrics.jsonl") if (p / "metrics.jsonl").exists() else pd.DataFrame()
-    return RunRecord(p, meta.get("name") or p.name, flat_config(cfg), meta, df)
+    files = RunFiles(p)
+    meta = files.meta()
+    return RunRecord(p, meta.get("name") or p.name, flat_config(files.config_dict()), meta, files.rows())
 
 
 def _labels(runs: list) -> list[str]:
@@ -130,8 +120,6 @@ def shadow_configs(
     """The two configs of a shadow run, validated before anything runs: `common` overrides, then
     each side's own.
     Raises `ConfigError` naming every problem on either side, or the seed keys that differ."""
-    from ddrl_lab.run.job import check_supported
-
     cfgs, problems = [], []
     for side, cfg, ov in (("a", config_a, overrides_a), ("b", config_b, overrides_b)):
         try:
@@ -409,8 +397,6 @@ def shadow(
     Both are validated first; a config error, or seeds that differ, raise before any run directory
     exists.
     A run that fails is reported (a warning, and its status in the table); the other still runs."""
-    from ddrl_lab.run.job import Job
-
     common = {"run.out": str(out), **({"run.log_interval_s": 0} if row_every_update else {})}
     cfg_a, cfg_b = shadow_configs(config_a, config_b, overrides_a, overrides_b, common)
     jobs = [Job(cfg_a, name=f"{name}-a"), Job(cfg_b, name=f"{name}-b")]

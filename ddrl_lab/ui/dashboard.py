@@ -20,13 +20,15 @@ import pandas as pd
 import plotly.graph_objects as go
 from fastcore.basics import patch
 
-from ..config.schema import load_config
+from ..config.load import load_config
 from ..runlog.criteria import CRITERIA, CriteriaCheck
 from ..analysis.episodes import read_episode
 from ..runlog.metrics import read_metrics
 from ..analysis.report import PANELS, lag_columns, spread, style
 from .sliders import knob_slider
 from .plan_page import PlanPage
+from ..runlog import metrics
+from ..runlog.run_dir import RunFiles
 
 # %% auto 0
 __all__ = ['HEAL_TRIES', 'Dashboard', 'criteria_strip']
@@ -58,11 +60,10 @@ class Dashboard:
         self._lag_sum, self._lag_counted = None, 0
         if isinstance(job_or_run_dir, (str, Path)):
             self.job, self.run_dir = None, Path(job_or_run_dir)
-            self.config = load_config(self.run_dir / "config.yaml")
-            meta = self.run_dir / "meta.json"
-            self.meta = json.loads(meta.read_text()) if meta.exists() else {}
-            mpath = self.run_dir / "metrics.jsonl"
-            self.rows = read_metrics(mpath).to_dict("records") if mpath.exists() else []
+            files = RunFiles(self.run_dir)
+            self.config = files.config()
+            self.meta = files.meta()
+            self.rows = files.rows().to_dict("records")
             self._lag_cols = lag_columns(set().union(*self.rows) if self.rows else set()) or None
         else:
             self.job, self.run_dir, self.meta = (
@@ -71,8 +72,6 @@ class Dashboard:
                 {},
             )
             self.config = self.job.config
-            from ddrl_lab.runlog import metrics
-
             K = getattr(metrics, "LAG_BINS", None)
             self._lag_cols = (
                 None if K is None else [f"lag_hist_{k}" for k in range(K)] + [f"lag_hist_{K}plus"]

@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 from ..config.schema import Config
 from ..plan.check import plan_report
 from ..plan.costs import calibrate, check_plan, worker_counts
-from ..plan.sim import PROFILES
+from ..plan.engine import PROFILES
 
 # %% auto 0
 __all__ = ['PlanPage']
