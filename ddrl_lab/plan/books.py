@@ -112,7 +112,7 @@ class Books:
 
     def compute(self, seconds: float, learner: bool = False):
         """Compute `seconds` of work on a core of its own, or on a share of `scale.cores`
-        (`plan_cores`): `yield from` it. A `learner`'s wall time beyond its work is busy too."""
+        (`plan.cores`): `yield from` it. A `learner`'s wall time beyond its work is busy too."""
         self.core_s += seconds
         if self.cores is None:
             yield seconds

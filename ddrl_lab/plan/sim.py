@@ -263,7 +263,7 @@ def simulate(
     seconds: Optional[float] = None,
 ) -> Prediction:
     """`topology` (barrier, channel with a `ChannelSpec`, replay with a `ReplaySpec`, central with a
-    `CentralSpec`, plane with a `PlaneSpec` of `plan_plane`, on-device) for `seconds`
+    `CentralSpec`, plane with a `PlaneSpec` of `plan.plane`, on-device) for `seconds`
     of simulated time (default: about 300 of the slowest part's units of work), after a warm-up of a
     tenth of that."""
     if topology not in TOPOLOGIES:
@@ -271,7 +271,7 @@ def simulate(
     if scale.workers < 1:
         raise ValueError(f"workers = {scale.workers}: expected at least 1")
     if topology == "plane" and spec is None:
-        raise ValueError("topology 'plane': expected a PlaneSpec (plan_plane) as spec")
+        raise ValueError("topology 'plane': expected a PlaneSpec (plan.plane) as spec")
     n = scale.workers
     if seconds is None:
         unit = max(
