@@ -27,7 +27,7 @@ from ..runtime import env_modules, make_runtime
 __all__ = ['LOOPS', 'IMPLEMENTED', 'FAULT_NAMES', 'NET_DRILL_S', 'DRILL_TARGETS', 'CHANNEL_KEYS', 'KNOB_KEYS', 'loop_for',
            'parse_fault', 'network_drill_problem', 'drill_problem', 'in_group', 'unused_channel_settings',
            'check_supported', 'knob_spec', 'checked_knobs', 'gpus_per_learner', 'cpus_needed', 'cluster_gpus',
-           'learner_gpus', 'join_cluster']
+           'learner_gpus', 'join_cluster', 'claim_cluster']
 
 # %% ../../nbs/loops/09_topologies.ipynb 5
 # first match wins
@@ -425,3 +425,19 @@ def join_cluster(cfg: Config, loop: Optional[type] = None):
         runtime.shutdown()
         raise
     return runtime
+
+
+def claim_cluster(cfg: Config, loop: Optional[type] = None) -> tuple:
+    """`(runtime, GPUs per learner)` for a job before its run directory exists: the cluster at
+    `run.ray_address` joined (a decoupled Ray job; else None, the job starts its own later) and the GPUs
+    each learner asks for. A cluster that cannot hold the job, or GPUs it does not have, is refused
+    (`ConfigError`) with nothing left connected."""
+    runtime = None
+    if cfg.run.runtime == "ray" and cfg.run.ray_address is not None and cfg.topology.mode != "co-located":
+        runtime = join_cluster(cfg, loop)
+    try:
+        return runtime, learner_gpus(cfg, runtime, loop)
+    except ConfigError:
+        if runtime is not None:
+            runtime.shutdown()
+        raise

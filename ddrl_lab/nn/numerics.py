@@ -20,7 +20,8 @@ from .models import bf16_autocast, prepare_obs, resolve_torso, torso_layers
 
 # %% auto 0
 __all__ = ['BF16_EMULATED', 'VARIANT_MARGIN', 'MEASURE_BATCH', 'resolve_device', 'bf16_native', 'bf16_warning', 'variant_seconds',
-           'choose_variant', 'Numerics', 'train_batch', 'choose_numerics', 'cpu_model', 'compute_info']
+           'choose_variant', 'Numerics', 'train_batch', 'choose_numerics', 'cpu_model', 'compute_info',
+           'numerics_record']
 
 # %% ../../nbs/nn/03_numerics.ipynb 5
 def resolve_device(name: str) -> torch.device:
@@ -215,3 +216,16 @@ def compute_info() -> dict:
         torch=torch.__version__,
         gpu=gpu,
     )
+
+# %% ../../nbs/nn/03_numerics.ipynb 21
+def numerics_record(cfg, obs_shape: tuple) -> tuple[dict, dict, Optional[str]]:
+    "`(machine, numerics, warning)` for a run of `cfg` whose observations have `obs_shape` (`meta.json`'s records)."
+    device = resolve_device(cfg.topology.device)
+    numerics = choose_numerics(cfg, tuple(obs_shape), device)
+    chosen = dict(
+        numerics.to_dict(),
+        device=str(device),
+        bf16_setting=cfg.algo.bf16,
+        channels_last_setting=cfg.algo.channels_last,
+    )
+    return compute_info(), chosen, numerics.warning

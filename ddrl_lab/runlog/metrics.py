@@ -311,6 +311,15 @@ class TensorBoardLog:
         self.written += len(new)
         return len(new)
 
+    def write_due(self, rows: list, guard=None) -> None:
+        "`write` as a job's row goes out: while `guard` (the `disk_full` drill) fails, the rows wait for the next."
+        try:
+            if guard:
+                guard()
+            self.write(rows)
+        except OSError:
+            pass
+
     def close(self) -> None:
         "Flush and close the event file (idempotent)."
         if not self.closed:

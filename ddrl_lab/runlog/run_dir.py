@@ -8,6 +8,8 @@ from __future__ import annotations
 import datetime as dt
 import errno
 import json
+import logging
+import platform
 import time
 from pathlib import Path
 from typing import Callable, Optional
@@ -15,12 +17,13 @@ from typing import Callable, Optional
 import pandas as pd
 import yaml
 
+import ddrl_lab
 from ..config.load import load_config
-from ..config.schema import Config
+from ..config.schema import Config, ConfigError
 from .metrics import json_safe, read_metrics
 
 # %% auto 0
-__all__ = ['new_run_dir', 'utc_now', 'reason_kind', 'newest_checkpoint', 'RunFiles', 'DiskGuard', 'write_atomic',
+__all__ = ['new_run_dir', 'utc_now', 'reason_kind', 'newest_checkpoint', 'RunFiles', 'run_meta', 'DiskGuard', 'write_atomic',
            'write_json_atomic']
 
 # %% ../../nbs/runlog/01_run_dir.ipynb 3
@@ -93,6 +96,71 @@ class RunFiles:
 
     def newest_checkpoint(self) -> Optional[Path]:
         return newest_checkpoint(self.path / "checkpoints")
+
+    def resumable(self) -> dict:
+        "meta.json of a stopped run that can go on; a `ConfigError` says why one cannot."
+        for f in ("config.yaml", "meta.json"):
+            if not self.has(f):
+                raise ConfigError([f"{str(self.path)!r} is not a ddrl_lab run directory: {f} is missing."])
+        meta = self.meta()
+        if meta.get("status") == "finished":
+            raise ConfigError([f"{str(self.path)!r} finished ({meta.get('end')}): there is nothing to resume."])
+        return meta
+
+    def driver_state(self) -> Optional[dict]:
+        "The loop's state in the newest checkpoint (what a resumed run goes on from), or None."
+        newest = self.newest_checkpoint()
+        if newest is None:
+            return None
+        import torch  # (torch only where a checkpoint is read)
+
+        return torch.load(newest, map_location="cpu", weights_only=True).get("driver")
+
+    def write_checkpoint(self, state: dict, guard=None) -> Path:
+        "`state` (a learner's, with `version`) as `checkpoints/learner-vNNNNNN.pt`, whole or not at all."
+        import torch
+
+        path = self.path / "checkpoints" / f"learner-v{state['version']:06d}.pt"
+        write_atomic(path, lambda tmp: torch.save(state, tmp), guard)
+        return path
+
+    def write_rejections(self, records: list) -> None:
+        "The rejected segments' records as `rejections.jsonl` (nothing when there are none)."
+        if records:
+            (self.path / "rejections.jsonl").write_text("".join(json.dumps(json_safe(r)) + "\n" for r in records))
+
+    def warn(self, meta: dict, who: str, text: str) -> None:
+        "A warning of the run: in `meta` (its `meta.json`), a line of `run.log` and the `ddrl_lab` logger."
+        meta.setdefault("warnings", []).append(text)
+        with open(self.path / "run.log", "a") as f:
+            f.write(f"{utc_now()} warning: {text}\n")
+        logging.getLogger("ddrl_lab").warning("%s: %s", who, text)
+
+    def check_hash(self, config_hash: str, force: bool = False) -> None:
+        "Refuse (`ConfigError`) to go on under a config whose hash is not the run's, unless `force`."
+        made = str(self.meta().get("config_hash"))
+        if config_hash != made and not force:
+            raise ConfigError(
+                [
+                    f"{str(self.path / 'config.yaml')!r} hashes to {config_hash[:8]}, but the run was made "
+                    f"with {made[:8]}: refusing to resume (use force to resume anyway)."
+                ]
+            )
+
+
+def run_meta(name: str, config_hash: str, runtime: str, seeds: dict) -> dict:
+    "A new run's `meta.json`: what it is, where from, its seeds; `status` running until it ends."
+    return dict(
+        name=name,
+        config_hash=config_hash,
+        ddrl_lab_version=ddrl_lab.__version__,
+        python=platform.python_version(),
+        runtime=runtime,
+        status="running",
+        start=utc_now(),
+        end=None,
+        seeds=seeds,
+    )
 
 
 # %% ../../nbs/runlog/01_run_dir.ipynb 13
