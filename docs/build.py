@@ -100,14 +100,15 @@ HOWTOS = ["howto/steer_a_live_job.ipynb", "howto/compare_sync_and_planes.ipynb",
 def navigation(src: Path) -> list:
     "The site's navigation: the newcomer's path, then the library, the experiments and the API reference."
     named = {"index.ipynb", GETTING_STARTED, CHOOSER, RESULTS, *HOWTOS}
+    rooms = library()
     return [{"Home": "index.ipynb"},
             {"Getting started": GETTING_STARTED},
             {"Which topology?": CHOOSER},
             {"How-to": [{title(r): r} for r in HOWTOS]},
             {"Results": RESULTS},
             {"Design contract": "design.md"},
-            {"Library": [{title(r): r} for r in library().get("", []) if r not in named]
-                        + [{room: [{title(r): r} for r in nbs if r not in named]} for room, nbs in library().items() if room]},
+            {"Library": [{title(r): r} for r in rooms.get("", []) if r not in named]
+                        + [{room: [{title(r): r} for r in nbs if r not in named]} for room, nbs in rooms.items() if room]},
             {"Experiments": [{title(r): r} for r in notebooks() if r.startswith("experiments/") and r not in named]},
             {"API reference": api_pages(src)}]
 

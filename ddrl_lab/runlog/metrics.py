@@ -18,7 +18,7 @@ import pandas as pd
 
 # %% auto 0
 __all__ = ['ROW_KEYS', 'RATE_MIN_S', 'TIMERS', 'LAG_BINS', 'RowBuilder', 'clock_keys', 'finite_or_none', 'json_safe',
-           'MetricsLog', 'read_metrics', 'TensorBoardLog', 'summarize']
+           'MetricsLog', 'read_jsonl', 'read_metrics', 'TensorBoardLog', 'summarize']
 
 # %% ../../nbs/runlog/00_metrics.ipynb 4
 ROW_KEYS = (
@@ -264,10 +264,10 @@ class MetricsLog:
             return pd.DataFrame(self.rows)
 
 
-def read_metrics(path) -> pd.DataFrame:
-    """A run's `metrics.jsonl` as a DataFrame: the one reader of rows (`RunFiles.rows` reads through it).
-    A half-written last line (a job still appending) is left out; a line that is not JSON anywhere
-    else is an error naming the file and the line (no row is dropped silently)."""
+def read_jsonl(path) -> list[dict]:
+    """The records of a JSON-lines file of a run (rows, rejections), with one policy: a half-written
+    last line (a job still appending) is left out; a line that is not JSON anywhere else is an error
+    naming the file and the line (no record is dropped silently)."""
     lines = Path(path).read_text().splitlines()
     last = max((i for i, l in enumerate(lines) if l.strip()), default=-1)
     rows = []
@@ -280,7 +280,12 @@ def read_metrics(path) -> pd.DataFrame:
             if i == last:
                 break
             raise ValueError(f"{str(path)!r} line {i + 1} is not JSON: {e}") from None
-    return pd.DataFrame(rows)
+    return rows
+
+
+def read_metrics(path) -> pd.DataFrame:
+    "A run's `metrics.jsonl` as a DataFrame: the one reader of rows (`RunFiles.rows` reads through it)."
+    return pd.DataFrame(read_jsonl(path))
 
 # %% ../../nbs/runlog/00_metrics.ipynb 20
 class TensorBoardLog:

@@ -20,7 +20,7 @@ import yaml
 import ddrl_lab
 from ..config.load import load_config
 from ..config.schema import Config, ConfigError
-from .metrics import json_safe, read_metrics
+from .metrics import json_safe, read_jsonl, read_metrics
 
 # %% auto 0
 __all__ = ['new_run_dir', 'utc_now', 'reason_kind', 'newest_checkpoint', 'RunFiles', 'run_meta', 'DiskGuard', 'write_atomic',
@@ -60,7 +60,7 @@ def newest_checkpoint(checkpoint_dir) -> Optional[Path]:
 class RunFiles:
     """The one reader of a run directory's records, for the report, the doctor, the Dashboard, episodes,
     `compare` and `Job.resume`: a file that is not there reads as empty; rows and rejections are JSON
-    lines read with one policy (`read_metrics`: a half-written last line left out, a broken line
+    lines read with one policy (`read_jsonl`: a half-written last line left out, a broken line
     elsewhere an error)."""
 
     def __init__(self, path):
@@ -92,7 +92,7 @@ class RunFiles:
         "The rejected segments' records (rejections.jsonl), oldest first."
         if not self.has("rejections.jsonl"):
             return []
-        return read_metrics(self.path / "rejections.jsonl").to_dict("records")
+        return read_jsonl(self.path / "rejections.jsonl")
 
     def newest_checkpoint(self) -> Optional[Path]:
         return newest_checkpoint(self.path / "checkpoints")
