@@ -14,8 +14,10 @@ from .config.schema import ConfigError
 from .analysis.doctor import diagnose_run, RunDirError
 from .bench.harness import check_names, format_table, run_benchmarks
 from .config.help import describe_config, format_config
-from .plan.check import plan_report, validate
-from .plan.costs import calibrate, Calibration, check_plan, worker_counts
+from .bench.calibrate import calibrate
+from .bench.validate import validate
+from .plan.report import plan_report
+from .plan.model import Calibration, check_plan, worker_counts
 from .run.job import Job
 from .run.progress import Progress
 from .run.prometheus import MetricsServer

@@ -1,4 +1,4 @@
-"""`ddrl-lab plan` (#38, `plan/04_sim`, `plan/05_costs`, `plan/06_check`): a table from unit costs measured here,
+"""`ddrl-lab plan` (#38, `plan/04_sim`, `plan/05_model`, `plan/06_report`, `bench/07_calibrate`, `bench/08_validate`): a table from unit costs measured here,
 each topology's saturation, the verdict and a figure; a calibration saved and used again; bad input refused in one
 paragraph with exit 2."""
 import json
@@ -50,9 +50,11 @@ def test_bad_plan_input_is_refused_in_one_paragraph(tmp_path, capsys):
 
 def test_plan_models_replay_for_an_off_policy_config():
     from ddrl_lab import load_config
-    from ddrl_lab.plan.check import plan_report
+    from ddrl_lab.bench.calibrate import calibrate
+    from ddrl_lab.plan.report import plan_report
 
-    report = plan_report(load_config("cartpole-dqn", {"run.runtime": "serial"}), workers=(1, 2, 64))
+    cfg = load_config("cartpole-dqn", {"run.runtime": "serial"})
+    report = plan_report(cfg, (1, 2, 64), "10gbe", calibrate(cfg))
     assert [(r["topology"], r["workers"]) for r in report.rows] == [("replay", 1), ("replay", 2), ("replay", 64)]
     # 64 gradient steps for every segment: the learner sets the pace, more workers add little (a second one doubles
     # the steps of a learner call, so its fixed part weighs less: a few per cent)

@@ -12,7 +12,7 @@ from .harness import Recorder, ensure_ray
 from .learning import record_solve, solve_job
 from ..config.load import load_config
 from ..loops.device import ondevice_core
-from ..studies.records import flat_config
+from ..config.load import flat_config
 
 # %% auto 0
 __all__ = ['PRESET', 'TARGET', 'POLICIES', 'RAY_PRESET', 'R2D2_RUNS', 'memory_run', 'record_run', 'print_curves',

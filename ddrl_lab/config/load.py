@@ -24,7 +24,7 @@ from .schema import SECTIONS, Config, ConfigError, setting
 
 # %% auto 0
 __all__ = ['HASH_EXCLUDES', 'PRESET_DIR', 'config_from_dict', 'config_to_dict', 'parse_override', 'apply_overrides',
-           'config_hash', 'list_presets', 'load_config', 'save_config']
+           'flat_config', 'config_hash', 'list_presets', 'load_config', 'save_config']
 
 # %% ../../nbs/config/03_load.ipynb 5
 def _suggest(name: str, options) -> str:
@@ -146,6 +146,18 @@ def apply_overrides(d: dict, overrides=None) -> dict:
     return out
 
 # %% ../../nbs/config/03_load.ipynb 15
+def flat_config(cfg) -> dict:
+    """A `Config`, or the nested dict of a `config.yaml`, as one flat `{'section.key': value}` dict
+    (a flat dict stays as it is)."""
+    d = config_to_dict(cfg) if isinstance(cfg, Config) else (cfg or {})
+    out = {}
+    for s, sec in d.items():
+        flat_key = "." in s  # a flat dict's key; its value may itself be a dict (env.kwargs)
+        for k, v in sec.items() if isinstance(sec, dict) and not flat_key else [(None, sec)]:
+            out[s if k is None else f"{s}.{k}"] = list(v) if isinstance(v, tuple) else v
+    return out
+
+# %% ../../nbs/config/03_load.ipynb 18
 # a name without a dot: the whole section
 HASH_EXCLUDES = ("run.out", "run.ray_address", "run.tensorboard", "run.record_episode", "criteria")
 
@@ -163,7 +175,7 @@ def config_hash(c: Config) -> str:
     d = {s: {k: v for k, v in keys.items() if v != defaults[s].get(k)} for s, keys in d.items()}
     return hashlib.sha256(json.dumps(d, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
-# %% ../../nbs/config/03_load.ipynb 19
+# %% ../../nbs/config/03_load.ipynb 22
 def _read_yaml(path: Path) -> dict:
     "The YAML mapping in `path`, or a `ConfigError` naming the file and what was expected instead."
     expected = f"expected a mapping of config sections ({', '.join(SECTIONS)}), e.g. 'env: {{id: CartPole-v1}}'"
@@ -214,7 +226,7 @@ def _read_yaml(path: Path) -> dict:
         raise ConfigError([f"{path} holds {kind} at the top level: {expected}."])
     return d
 
-# %% ../../nbs/config/03_load.ipynb 20
+# %% ../../nbs/config/03_load.ipynb 23
 PRESET_DIR = Path(str(importlib.resources.files("ddrl_lab"))) / "configs"
 
 

@@ -118,7 +118,7 @@ class ReplayLoop(Loop):
 # %% ../../nbs/loops/05_replay.ipynb 6
 def shard_settings(cfg: Config, s: int, run_dir) -> dict:
     """What replay shard `s` is built with, its snapshots and cold tier under `run_dir` (a `Path`):
-    the loop spawns it with them, the planner times one (`plan/05_costs`)."""
+    the loop spawns it with them, the planner times one (`bench/07_calibrate`)."""
     r, S = cfg.replay, cfg.replay.shards
     return dict(
         shard_id=s,

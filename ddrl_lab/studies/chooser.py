@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from ..config.load import load_config
 from ..config.schema import Config, ConfigError
-from .records import flat_config
+from ..config.load import flat_config
 from ..loops.topologies import check_supported, loop_for
 
 # %% auto 0

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import ast
 import difflib
-import json
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,30 +14,17 @@ from typing import Optional
 
 import numpy as np
 import pandas as pd
-import yaml
 
-from ..config.load import config_to_dict, load_config, parse_override
+from ..config.load import flat_config, load_config, parse_override
 from ..config.schema import Config, ConfigError
 from ..runlog.metrics import summarize
-
-# shadow's bar; defined here before 14a
-from ..run.progress import Progress, in_notebook, latest_row
-
-# defined here before 14b
-from ddrl_lab.run.prometheus import (
-    COUNTER_KEYS,
-    JobCollector,
-    MetricsServer,
-    RowHistogram,
-    metric_name,
-    parse_prometheus,
-)
+from ..run.progress import Progress
 
 from ..run.job import check_supported, Job
 from ..runlog.run_dir import RunFiles
 
 # %% auto 0
-__all__ = ['DIFF_IGNORE', 'SEED_KEYS', 'HEADLINE_KEYS', 'INJECTED_HEADER', 'flat_config', 'config_diff', 'RunRecord', 'load_run',
+__all__ = ['DIFF_IGNORE', 'SEED_KEYS', 'HEADLINE_KEYS', 'INJECTED_HEADER', 'config_diff', 'RunRecord', 'load_run',
            'shadow_configs', 'align', 'first_divergence', 'same_curve', 'steps_to_target', 'ShadowResult', 'shadow',
            'compare', 'compare_table', 'assigned_names', 'check_parameters']
 
@@ -46,17 +32,6 @@ __all__ = ['DIFF_IGNORE', 'SEED_KEYS', 'HEADLINE_KEYS', 'INJECTED_HEADER', 'flat
 # where and how a run was recorded, not what it ran
 DIFF_IGNORE = ("run.out", "run.ray_address", "run.tensorboard")
 
-
-def flat_config(cfg) -> dict:
-    """A `Config`, or the nested dict of a `config.yaml`, as one flat `{'section.key': value}` dict
-    (a flat dict stays as it is)."""
-    d = config_to_dict(cfg) if isinstance(cfg, Config) else (cfg or {})
-    out = {}
-    for s, sec in d.items():
-        flat_key = "." in s  # a flat dict's key; its value may itself be a dict (env.kwargs)
-        for k, v in sec.items() if isinstance(sec, dict) and not flat_key else [(None, sec)]:
-            out[s if k is None else f"{s}.{k}"] = list(v) if isinstance(v, tuple) else v
-    return out
 
 
 def config_diff(a, b, ignore=DIFF_IGNORE) -> dict:

@@ -13,8 +13,9 @@ import ipywidgets as W
 import plotly.graph_objects as go
 
 from ..config.schema import Config
-from ..plan.check import plan_report
-from ..plan.costs import calibrate, check_plan, worker_counts
+from ..bench.calibrate import calibrate
+from ..plan.report import plan_report
+from ..plan.model import check_plan, worker_counts
 from ..plan.engine import PROFILES
 
 # %% auto 0
