@@ -13,6 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Optional
 
+from fastcore.basics import patch
+
 from .config.schema import ConfigError
 
 # %% auto 0
@@ -82,7 +84,7 @@ class Local:
         self.obj, self.crashed = cls(*args, **kwargs), False
         self.thread = ThreadPoolExecutor(1, thread_name_prefix=cls.__name__) if threaded else None
 
-
+# %% ../nbs/runtime.ipynb 5
 class SerialRuntime:
     """Every component in this process; each `call` runs at once. `Done`s passed as arguments are
     resolved, as Ray resolves refs."""
@@ -152,34 +154,42 @@ class SerialRuntime:
             futures.wait(pending, timeout=timeout)
         return [r for r in refs if not isinstance(r, Later) or r.done()]
 
-    def first_ready(self, refs: list, timeout: float = 0.0) -> list:
-        "Wake at the first of `refs` to finish, and return every one finished by then, in order."
-        pending = [r.future for r in refs if isinstance(r, Later)]
-        if len(pending) == len(refs) and timeout > 0:
-            futures.wait(pending, timeout=timeout, return_when=futures.FIRST_COMPLETED)
-        return [r for r in refs if not isinstance(r, Later) or r.done()]
 
-    def crash(self, actor: Local) -> None:
-        """Fault drill: the component dies (without cleaning up, as a process would); a restartable
-        one comes back fresh from its recipe."""
-        cls, args, kwargs = actor.recipe
-        actor.obj, actor.crashed = (cls(*args, **kwargs) if actor.restartable else None), True
+@patch
+def first_ready(self: SerialRuntime, refs: list, timeout: float = 0.0) -> list:
+    "Wake at the first of `refs` to finish, and return every one finished by then, in order."
+    pending = [r.future for r in refs if isinstance(r, Later)]
+    if len(pending) == len(refs) and timeout > 0:
+        futures.wait(pending, timeout=timeout, return_when=futures.FIRST_COMPLETED)
+    return [r for r in refs if not isinstance(r, Later) or r.done()]
 
-    def kill(self, actor: Local) -> None:
-        if actor in self.actors:
-            self.actors.remove(actor)
-        # (its call in progress ends first)
-        if actor.thread is not None:
-            actor.thread.shutdown(wait=True)
-        if hasattr(actor.obj, "close"):
-            actor.obj.close()
-        actor.obj = None
+# %% ../nbs/runtime.ipynb 6
+@patch
+def crash(self: SerialRuntime, actor: Local) -> None:
+    """Fault drill: the component dies (without cleaning up, as a process would); a restartable
+    one comes back fresh from its recipe."""
+    cls, args, kwargs = actor.recipe
+    actor.obj, actor.crashed = (cls(*args, **kwargs) if actor.restartable else None), True
 
-    def shutdown(self) -> None:
-        for a in list(self.actors):
-            self.kill(a)
 
-# %% ../nbs/runtime.ipynb 10
+@patch
+def kill(self: SerialRuntime, actor: Local) -> None:
+    if actor in self.actors:
+        self.actors.remove(actor)
+    # (its call in progress ends first)
+    if actor.thread is not None:
+        actor.thread.shutdown(wait=True)
+    if hasattr(actor.obj, "close"):
+        actor.obj.close()
+    actor.obj = None
+
+
+@patch
+def shutdown(self: SerialRuntime) -> None:
+    for a in list(self.actors):
+        self.kill(a)
+
+# %% ../nbs/runtime.ipynb 12
 # "0": Ray takes 127.0.0.1 as this node's address
 LOOPBACK_ONLY_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 
@@ -207,7 +217,7 @@ def init_local_ray(**kwargs):
         else:
             os.environ[LOOPBACK_ONLY_ENV] = old_env
 
-# %% ../nbs/runtime.ipynb 11
+# %% ../nbs/runtime.ipynb 13
 def code_env(modules: Sequence[str] = ()) -> dict:
     """Ray's runtime environment for a job that joins a cluster: this process's `ddrl_lab` package
     and the files or folders in `modules` (a user's env module, `env_modules`) go to the cluster
@@ -250,7 +260,7 @@ def _whereabouts(_actor) -> dict:
 # tasks whose events the GCS of a cluster started here keeps (Ray's default: 100,000)
 TASK_EVENTS_KEPT = 2000
 
-
+# %% ../nbs/runtime.ipynb 14
 class RayRuntime:
     """Each component a Ray actor; `call` returns an `ObjectRef`. A local cluster started here keeps
     the events of
@@ -322,84 +332,102 @@ class RayRuntime:
                 ]
             )
 
-    def gpus(self) -> float:
-        """The GPUs of the cluster (Ray's count: those it detected, or declared with `ray start
-        --num-gpus`)."""
-        return float(self.ray.cluster_resources().get("GPU", 0.0))
 
-    def spawn(
-        self,
-        cls,
-        *args,
-        num_cpus: float = 1,
-        num_gpus: float = 0,
-        restartable: bool = False,
-        spread: bool = False,
-        threaded: bool = False,
-        **kwargs,
-    ):
-        """A Ray actor; a restartable one is brought back by Ray (its `__init__` runs again, on any
-        node with room)
-        when it or its node dies. `spread` places such actors across the cluster's nodes. With
-        `num_gpus`, Ray places
-        it on a node with that many free GPUs and makes them (and only them) visible to it.
-        (`threaded` is the serial
-        runtime's: a Ray actor runs apart from its caller already.)"""
-        opts = dict(num_cpus=num_cpus, max_restarts=-1 if restartable else 0, max_task_retries=0)
-        if num_gpus:
-            opts["num_gpus"] = num_gpus
-        if spread:
-            opts["scheduling_strategy"] = "SPREAD"
-        actor = self.ray.remote(cls).options(**opts).remote(*args, **kwargs)
-        self.actors.append(actor)
-        return actor
+@patch
+def gpus(self: RayRuntime) -> float:
+    """The GPUs of the cluster (Ray's count: those it detected, or declared with `ray start
+    --num-gpus`)."""
+    return float(self.ray.cluster_resources().get("GPU", 0.0))
 
-    def call(self, actor, method: str, *args, num_returns: int = 1, **kwargs):
-        m = getattr(actor, method)
-        return (m.options(num_returns=num_returns) if num_returns != 1 else m).remote(
-            *args, **kwargs
-        )
+# %% ../nbs/runtime.ipynb 15
+@patch
+def spawn(
+    self: RayRuntime,
+    cls,
+    *args,
+    num_cpus: float = 1,
+    num_gpus: float = 0,
+    restartable: bool = False,
+    spread: bool = False,
+    threaded: bool = False,
+    **kwargs,
+):
+    """A Ray actor; a restartable one is brought back by Ray (its `__init__` runs again, on any
+    node with room)
+    when it or its node dies. `spread` places such actors across the cluster's nodes. With
+    `num_gpus`, Ray places
+    it on a node with that many free GPUs and makes them (and only them) visible to it.
+    (`threaded` is the serial
+    runtime's: a Ray actor runs apart from its caller already.)"""
+    opts = dict(num_cpus=num_cpus, max_restarts=-1 if restartable else 0, max_task_retries=0)
+    if num_gpus:
+        opts["num_gpus"] = num_gpus
+    if spread:
+        opts["scheduling_strategy"] = "SPREAD"
+    actor = self.ray.remote(cls).options(**opts).remote(*args, **kwargs)
+    self.actors.append(actor)
+    return actor
 
-    def get(self, refs, timeout: Optional[float] = None):
-        try:
-            return self.ray.get(refs, timeout=timeout)
-        except self.ray.exceptions.RayActorError as e:
-            raise ActorDied(str(e).splitlines()[0]) from e
 
-    def ready(self, refs: list, timeout: float = 0.0) -> list:
-        if not refs:
-            return []
-        return self.ray.wait(list(refs), num_returns=len(refs), timeout=timeout)[0]
+@patch
+def call(self: RayRuntime, actor, method: str, *args, num_returns: int = 1, **kwargs):
+    m = getattr(actor, method)
+    return (m.options(num_returns=num_returns) if num_returns != 1 else m).remote(
+        *args, **kwargs
+    )
 
-    def first_ready(self, refs: list, timeout: float = 0.0) -> list:
-        """Wake at the first of `refs` to finish (a polling loop's wait), and return every one
-        finished by then, in order."""
-        if not refs:
-            return []
-        first, rest = self.ray.wait(list(refs), num_returns=1, timeout=timeout)
-        if not first or not rest:
-            return first
-        done = set(first) | set(self.ray.wait(rest, num_returns=len(rest), timeout=0)[0])
-        return [r for r in refs if r in done]
 
-    def crash(self, actor) -> None:
-        "Fault drill: kill the actor's process; Ray restarts a restartable one."
-        self.ray.kill(actor, no_restart=False)
+@patch
+def get(self: RayRuntime, refs, timeout: Optional[float] = None):
+    try:
+        return self.ray.get(refs, timeout=timeout)
+    except self.ray.exceptions.RayActorError as e:
+        raise ActorDied(str(e).splitlines()[0]) from e
 
-    def kill(self, actor) -> None:
-        if actor in self.actors:
-            self.actors.remove(actor)
-        try:
-            self.ray.kill(actor, no_restart=True)
-        except Exception:
-            pass  # already gone
 
-    def shutdown(self) -> None:
-        for a in list(self.actors):
-            self.kill(a)
-        if self.owns_cluster and self.ray.is_initialized():
-            self.ray.shutdown()
-        self.owns_cluster = False
+@patch
+def ready(self: RayRuntime, refs: list, timeout: float = 0.0) -> list:
+    if not refs:
+        return []
+    return self.ray.wait(list(refs), num_returns=len(refs), timeout=timeout)[0]
+
+
+@patch
+def first_ready(self: RayRuntime, refs: list, timeout: float = 0.0) -> list:
+    """Wake at the first of `refs` to finish (a polling loop's wait), and return every one
+    finished by then, in order."""
+    if not refs:
+        return []
+    first, rest = self.ray.wait(list(refs), num_returns=1, timeout=timeout)
+    if not first or not rest:
+        return first
+    done = set(first) | set(self.ray.wait(rest, num_returns=len(rest), timeout=0)[0])
+    return [r for r in refs if r in done]
+
+
+@patch
+def crash(self: RayRuntime, actor) -> None:
+    "Fault drill: kill the actor's process; Ray restarts a restartable one."
+    self.ray.kill(actor, no_restart=False)
+
+
+@patch
+def kill(self: RayRuntime, actor) -> None:
+    if actor in self.actors:
+        self.actors.remove(actor)
+    try:
+        self.ray.kill(actor, no_restart=True)
+    except Exception:
+        pass  # already gone
+
+# %% ../nbs/runtime.ipynb 16
+@patch
+def shutdown(self: RayRuntime) -> None:
+    for a in list(self.actors):
+        self.kill(a)
+    if self.owns_cluster and self.ray.is_initialized():
+        self.ray.shutdown()
+    self.owns_cluster = False
 
 
 def _no_cluster(address: str, e: Exception) -> str:

@@ -43,7 +43,7 @@ class Stage:
 
 STAGES = ("data", "versions", "communication", "algorithm")
 
-
+# %% ../../nbs/analysis/00_diagnosis.ipynb 4
 @dataclass
 class Diagnosis:
     "The four stages of a run, in order; the blame goes to the first that fails."

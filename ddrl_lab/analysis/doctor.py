@@ -55,7 +55,7 @@ def _reasons(rejections: list) -> str:
     workers = ", ".join(f"worker {w} ({n})" for w, n in by_worker.most_common())
     return f"; from {workers}; most often: {reason!r}"
 
-
+# %% ../../nbs/analysis/02_doctor.ipynb 7
 def check_data(df: pd.DataFrame, cfg: Config, meta: dict, rejections: list) -> Stage:
     """Stage 1: are the trajectories sound (no rejected segments, no withheld episodes, episodes
     that end)?"""
@@ -119,7 +119,7 @@ def check_data(df: pd.DataFrame, cfg: Config, meta: dict, rejections: list) -> S
         )
     return s
 
-# %% ../../nbs/analysis/02_doctor.ipynb 8
+# %% ../../nbs/analysis/02_doctor.ipynb 9
 # p95 version lag an algorithm tolerates when criteria.max_version_lag_p95 is unset
 LAG_TOLERANCE = {"ppo": 2, "impala": 4}
 # share of segments dropped as stale that wastes too much sampling
@@ -241,7 +241,7 @@ def check_versions(df: pd.DataFrame, cfg: Config, meta: dict, rejections: list) 
     s.checks += _criterion_check(df, cfg, "versions")
     return s
 
-# %% ../../nbs/analysis/02_doctor.ipynb 10
+# %% ../../nbs/analysis/02_doctor.ipynb 11
 # the doctor's rules of thumb
 THROTTLED_MAX, LEARNER_BOUND, STARVED_WAIT, CODEC_SHARE_MAX = 0.5, 0.8, 0.5, 0.25
 
@@ -360,7 +360,7 @@ def memory_checks(df: pd.DataFrame) -> list:
         for g in memory_growth(df)
     ]
 
-# %% ../../nbs/analysis/02_doctor.ipynb 16
+# %% ../../nbs/analysis/02_doctor.ipynb 17
 # median approx KL per update; entropy left of its start; return gain
 KL_MAX, ENTROPY_COLLAPSE, MIN_PROGRESS = 0.05, 0.05, 0.25
 
@@ -482,7 +482,7 @@ def diagnose(
         ],
     )
 
-# %% ../../nbs/analysis/02_doctor.ipynb 18
+# %% ../../nbs/analysis/02_doctor.ipynb 19
 class RunDirError(ValueError):
     "A path that is not a readable run directory (the CLI prints it in one paragraph, exit 2)."
 

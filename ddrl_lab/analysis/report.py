@@ -401,7 +401,7 @@ def _books_html(meta: dict) -> str:
     )
     return "<h2>The books</h2>" + _table(books) if books else ""
 
-
+# %% ../../nbs/analysis/03_report.ipynb 14
 def _diagnosis_html(run_dir: Path) -> str:
     "The doctor's diagnosis of the run (see `analysis/02_doctor`), or nothing if it cannot be made."
     try:

@@ -44,6 +44,8 @@ ATARI_TOPOLOGIES = {
         {"topology.mode": "central-inference", "channel.capacity": 8},
     ),
 }
+
+
 SB3_ATARI = dict(
     n_steps=128,
     n_epochs=4,
@@ -84,7 +86,7 @@ def _sb3_child(conn, seconds: float, seed: int) -> None:
     )
     conn.send((clock.num_timesteps - clock.start[0], time.perf_counter() - clock.start[1]))
 
-
+# %% ../../nbs/bench/04_atari.ipynb 7
 def sb3_pong_rate(seconds: float, seed: int = 0, timeout: float = 600.0) -> float:
     """Env steps/s of stable-baselines3 PPO learning Pong, in a spawned process (ImportError if it
     is not installed)."""
@@ -118,7 +120,7 @@ def native_pool_rate(env_cfg, seconds: float) -> float:
     finally:
         pool.close()
 
-# %% ../../nbs/bench/04_atari.ipynb 8
+# %% ../../nbs/bench/04_atari.ipynb 9
 NUMERICS_PRESETS = ("pong-ppo", "pong-ppo-fast", "pong-impala", "minatar-breakout")
 NUMERICS_VARIANTS = {  # label -> the forced settings
     "fp32": {"algo.bf16": False, "algo.channels_last": False},
@@ -193,7 +195,7 @@ def bench_numerics(rec: Recorder) -> None:
     "The numerics part of `bench atari` alone."
     atari_numerics(rec, 10.0 if rec.quick else 30.0)
 
-# %% ../../nbs/bench/04_atari.ipynb 9
+# %% ../../nbs/bench/04_atari.ipynb 10
 def bench_atari(rec: Recorder) -> None:
     """Frames/s while learning Pong, per topology, against the native pool's ceiling and
     stable-baselines3 PPO."""

@@ -115,7 +115,7 @@ def sample_costs(cfg: Config, rt, weights: dict, repeats: int) -> tuple[float, f
     rt.kill(worker)  # (its CPU back for the learner's turn)
     return call_s, max(round_trip - call_s, 0.0), made
 
-
+# %% ../../nbs/bench/07_calibrate.ipynb 7
 def driver_run(cfg: Config, seconds: float = 12.0) -> dict:
     """CPU seconds per segment while `cfg` runs on Ray with one worker: the driver's (`driver_s`,
     `bench driver`'s measure: all of this process's CPU, an upper bound) and the whole machine's
@@ -125,7 +125,7 @@ def driver_run(cfg: Config, seconds: float = 12.0) -> dict:
     r = run_job_for(cfg, {"run.runtime": "ray", **one}, seconds)
     return per_segment(r["marks"])
 
-# %% ../../nbs/bench/07_calibrate.ipynb 7
+# %% ../../nbs/bench/07_calibrate.ipynb 8
 def segment_update_costs(learner, segments: list, repeats: int) -> dict:
     "An update on one and on two segments: a straight line through the two medians."
     learner.update(segments[0])
@@ -205,7 +205,7 @@ def group_ring_step_s(cfg: Config, opt_steps: float, weight_bytes: int, repeats:
     pair = run_group(2, member_update_s, cfg, repeats)
     return _beyond_loopback(max(pair - lone, 0.0) / max(opt_steps, 1.0), weight_bytes)
 
-
+# %% ../../nbs/bench/07_calibrate.ipynb 9
 def _beyond_loopback(all_reduce_s: float, nbytes: int) -> float:
     """A ring step's own cost: an all-reduce of `nbytes` between two processes that took
     `all_reduce_s`, less what the loopback profile says its ring takes, halved (its two steps)."""
@@ -250,7 +250,7 @@ def plane_calls(cfg: Config, rt, segments: list, call_s: float) -> dict:
         apply_s=max(_median_each(apply, results) - call_s, 0.0),
     )
 
-
+# %% ../../nbs/bench/07_calibrate.ipynb 10
 def replay_costs(cfg: Config, rt, segments: list, repeats: int) -> dict:
     """Replay shards and a learner spawned on runtime `rt` as the replay loop spawns them, the
     segments in; then the learner's call as the loop makes it, timed from here: the shards' draws,
@@ -297,7 +297,7 @@ def replay_costs(cfg: Config, rt, segments: list, repeats: int) -> dict:
         batch_bytes=batch_bytes,
     )
 
-
+# %% ../../nbs/bench/07_calibrate.ipynb 11
 def calibrate(cfg: Config, repeats: int = 9) -> Calibration:
     """Unit costs of `cfg` measured here, each once the machine is quiet, on the config's runtime: a
     worker's segment and a call's round trip, the driver's CPU per segment (Ray); the learner's
@@ -350,7 +350,7 @@ def calibrate(cfg: Config, repeats: int = 9) -> Calibration:
     costs.ray_cpu_s = ray_cpu_s(cfg, costs, run["machine_s"]) if run["machine_s"] else 0.0
     return Calibration(calibrated_keys(cfg), machine_info(), costs, utc_now())
 
-# %% ../../nbs/bench/07_calibrate.ipynb 8
+# %% ../../nbs/bench/07_calibrate.ipynb 12
 def central_costs(cfg: Config, rt, repeats: int) -> dict:
     """Central inference's parts spawned on runtime `rt` as its loop spawns them (a `CentralLearner`,
     two `EnvWorker`s), timed from here, many steps each: a worker's step call, and the act call for

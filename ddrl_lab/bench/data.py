@@ -132,7 +132,7 @@ def sharded_step(
 
     return step
 
-
+# %% ../../nbs/bench/03_data.ipynb 8
 def single_sampler_step(
     capacity: int, batch: int, tds: np.ndarray, rng: np.random.Generator, T: int = 128, M: int = 64
 ):
@@ -152,7 +152,7 @@ def single_sampler_step(
 
     return step
 
-# %% ../../nbs/bench/03_data.ipynb 9
+# %% ../../nbs/bench/03_data.ipynb 10
 @contextlib.contextmanager
 def one_cpu():
     "Pin this process to one CPU for the duration (where the OS allows it)."
@@ -221,7 +221,7 @@ def bench_replay(rec: Recorder) -> None:
         )
     sequence_ratios(rec)
 
-# %% ../../nbs/bench/03_data.ipynb 11
+# %% ../../nbs/bench/03_data.ipynb 12
 def recurrent_stream(n: int, T: int, M: int, state_size: int, frames: bool = False):
     """`n` consecutive segments of one worker (`cartpole_segment`) with a recurrent state at their
     start; with `frames`, Atari-sized stacks that move on by one new frame per step."""
@@ -302,7 +302,7 @@ def replay_step(shard, items: int, learner=None) -> Callable[[int], None]:
 
     return step
 
-
+# %% ../../nbs/bench/03_data.ipynb 13
 def sequence_figures(rec: Recorder, seconds: float) -> None:
     """Sequence replay beside transition replay (see above): bytes per stored step, learned steps
     per second with and without a gradient step; one repeat per call."""
@@ -340,7 +340,7 @@ def sequence_ratios(rec: Recorder) -> None:
     for what in ("sample + priorities", "sample + gradient step + priorities"):
         rec.ratio(f"{what}, sequences / transitions", f"sequences: {what}", f"transitions: {what}")
 
-# %% ../../nbs/bench/03_data.ipynb 14
+# %% ../../nbs/bench/03_data.ipynb 16
 WINDOW = 4  # segments in flight through the pipe
 
 
@@ -377,7 +377,7 @@ def codec_rate(codec, segs: list, seconds: float) -> float:
         warmup=len(segs),
     )
 
-# %% ../../nbs/bench/03_data.ipynb 16
+# %% ../../nbs/bench/03_data.ipynb 18
 def _pipe_child(data, acks) -> None:
     """The far end of a `PipePeer`: b's' + a segment (decode, touch, ack), b'p' (ack at once); EOF
     ends it."""
@@ -452,7 +452,7 @@ class PipePeer:
     def __exit__(self, *exc):
         self.close()
 
-# %% ../../nbs/bench/03_data.ipynb 18
+# %% ../../nbs/bench/03_data.ipynb 20
 def bench_codecs(rec: Recorder) -> None:
     "Each codec in process and through a pipe, against pickle5."
     S = 0.2 if rec.quick else 1.5
@@ -493,7 +493,7 @@ def bench_codecs(rec: Recorder) -> None:
                     f"{kind} pickle5, {where}",
                 )
 
-# %% ../../nbs/bench/03_data.ipynb 20
+# %% ../../nbs/bench/03_data.ipynb 22
 class Echo:
     "An actor that answers."
 

@@ -272,7 +272,7 @@ def _mark(row: dict) -> tuple:
     "A row's produced segments, with this process's and the machine's CPU seconds when it is seen."
     return row.get("produced_segments", 0), _cpu_s(), _machine_cpu_s()
 
-
+# %% ../../nbs/bench/00_harness.ipynb 19
 def run_job_for(preset: str, overrides: dict, seconds: float, start_timeout: float = 300.0) -> dict:
     """Run a job for `seconds` after its first row with env steps; rates and policy lag between the
     two rows."""
@@ -344,7 +344,7 @@ def per_segment(marks: list) -> dict:
         machine_s=float(statistics.median([machine / n for n, _, machine in windows])),
     )
 
-# %% ../../nbs/bench/00_harness.ipynb 23
+# %% ../../nbs/bench/00_harness.ipynb 24
 # name -> the family module that holds `bench_<name>` (imported when it runs)
 BENCHMARKS: dict[str, str] = {
     "sampling": "ddrl_lab.bench.sampling",
@@ -404,7 +404,7 @@ def write_results(results: dict, path) -> Path:
     tmp.replace(path)
     return path
 
-
+# %% ../../nbs/bench/00_harness.ipynb 25
 def run_benchmarks(
     names=None, repeats: int = 3, quick: bool = False, out=None, say: Callable = print
 ) -> dict:
@@ -450,7 +450,7 @@ def run_benchmarks(
         shutdown_ray()
     return results
 
-# %% ../../nbs/bench/00_harness.ipynb 24
+# %% ../../nbs/bench/00_harness.ipynb 26
 def fmt(v) -> str:
     """A figure for the table: thousands separators for big numbers, 3 significant digits for small
     ones."""
@@ -522,7 +522,7 @@ def format_bench(name: str, b: dict) -> str:
     notes = [f"   {n}" for n in b["notes"]]
     return "\n".join([head, *notes, line(HEADER), *map(line, rows)])
 
-
+# %% ../../nbs/bench/00_harness.ipynb 27
 def format_table(results: dict, markdown: bool = False) -> str:
     "Every benchmark of `results` as one table (plain text, or Markdown for the README)."
     m = results["machine"]

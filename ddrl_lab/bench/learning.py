@@ -50,6 +50,8 @@ def solve_job(
 
 # %% ../../nbs/bench/02_learning.ipynb 8
 SOLVERS = {"PPO": "cartpole-ppo", "DQN": "cartpole-dqn", "IMPALA": "cartpole-impala"}
+
+
 # the preset's own sync loop, in one process
 # zero lag: V-trace's ratios are all 1
 # replay, shards and all, in one process
@@ -99,7 +101,7 @@ def record_solve(
         rec.figures[f"{label}: time to {target:.0f}"]["error"] = err
         rec.say(f"  {label} failed: {err}")
 
-
+# %% ../../nbs/bench/02_learning.ipynb 9
 def bench_solve(rec: Recorder) -> None:
     "Time and env steps to CartPole 475, per learner and topology."
     cap = 60.0 if rec.quick else 200.0
@@ -165,7 +167,7 @@ def bench_solve(rec: Recorder) -> None:
             f"{label} co-located: time to 475",
         )
 
-# %% ../../nbs/bench/02_learning.ipynb 11
+# %% ../../nbs/bench/02_learning.ipynb 12
 DRIVER_LOOPS = {"barrier": {"sync.mode": "sync"}, "channel": {"sync.mode": "async"}}
 
 
@@ -206,7 +208,7 @@ def bench_driver(rec: Recorder) -> None:
             )
     shutdown_ray()
 
-# %% ../../nbs/bench/02_learning.ipynb 13
+# %% ../../nbs/bench/02_learning.ipynb 14
 SYNC_MODES = ("sync", "async", "soft")
 
 

@@ -41,7 +41,11 @@ CASES = (
         {"algo.minibatch_size": 128, "run.faults": ["0:net_delay:*:0.03:3600"]},
     ),
 )
+
+
 SKIP = 0.3  # the first share of a run's rows left out (start-up)
+
+
 MIN_RUN_S = 12.0  # a measured run's least length, at the predicted rate (its rows: one a second)
 
 
@@ -102,7 +106,7 @@ def _lag(x: float) -> str:
 
 FIGURES = ("env_steps_per_s", "learner_busy", "lag_p95")
 
-
+# %% ../../nbs/bench/08_validate.ipynb 7
 def median_of(results: list) -> dict:
     "Each figure's median over `results` (predictions or measurements), and its range."
     out = {k: float(np.median([r[k] for r in results])) for k in FIGURES}

@@ -9,6 +9,7 @@ import threading
 import time
 from collections import Counter, deque
 from typing import Any, Optional
+from fastcore.basics import patch
 
 # %% auto 0
 __all__ = ['Channel']
@@ -73,134 +74,158 @@ class Channel:
         with self._cv:
             return self._throttled()
 
-    # -- producer and consumer: put blocks while throttled; get waits until it can serve ----
-    def _wait_room(self, timeout: Optional[float]) -> bool:
-        if self._throttled():
-            # a poll: whoever polls counts the hold-up once it ends (`note_throttled`)
-            if timeout == 0:
-                return False
-            self.throttle_events += 1
-            t0 = self.clock()
-            ok = self._cv.wait_for(lambda: not self._throttled(), timeout)
-            self.throttled_s += self.clock() - t0
-            return ok
+
+@patch
+# -- producer and consumer: put blocks while throttled; get waits until it can serve ----
+def _wait_room(self: Channel, timeout: Optional[float]) -> bool:
+    if self._throttled():
+        # a poll: whoever polls counts the hold-up once it ends (`note_throttled`)
+        if timeout == 0:
+            return False
+        self.throttle_events += 1
+        t0 = self.clock()
+        ok = self._cv.wait_for(lambda: not self._throttled(), timeout)
+        self.throttled_s += self.clock() - t0
+        return ok
+    return True
+
+# %% ../../nbs/data/02_channel.ipynb 5
+@patch
+def put(
+    self: Channel, item: Any, nbytes: int = 0, timeout: Optional[float] = None, reserved: bool = False
+) -> bool:
+    "Add `item` (of `nbytes` bytes), waiting while throttled; False if `timeout` passed first."
+    with self._cv:
+        if reserved:
+            self._reserved -= 1
+        elif not self._wait_room(timeout):
+            return False
+        self._items.append((item, nbytes))
+        self._bytes += nbytes
+        self.books["put"] += 1
+        self._max_fill_seen = max(self._max_fill_seen, self._fill())
+        self._cv.notify_all()
         return True
 
-    def put(
-        self, item: Any, nbytes: int = 0, timeout: Optional[float] = None, reserved: bool = False
-    ) -> bool:
-        "Add `item` (of `nbytes` bytes), waiting while throttled; False if `timeout` passed first."
-        with self._cv:
-            if reserved:
-                self._reserved -= 1
-            elif not self._wait_room(timeout):
-                return False
-            self._items.append((item, nbytes))
-            self._bytes += nbytes
-            self.books["put"] += 1
-            self._max_fill_seen = max(self._max_fill_seen, self._fill())
-            self._cv.notify_all()
-            return True
 
-    def _can_serve(self, n: int) -> bool:
-        return len(self._items) >= n or (
-            len(self._items) > 0 and self._fill() >= self.low_watermark
-        )
+@patch
+def _can_serve(self: Channel, n: int) -> bool:
+    return len(self._items) >= n or (
+        len(self._items) > 0 and self._fill() >= self.low_watermark
+    )
 
-    def get(self, n: int = 1, timeout: Optional[float] = None) -> list:
-        """Up to `n` items, waiting while the fill is under the low watermark and fewer than `n` are
-        there; [] on timeout."""
-        with self._cv:
-            if not self._can_serve(n):
-                if timeout == 0:
-                    return []  # a poll, not a wait
-                self.consumer_waits += 1
-                t0 = self.clock()
-                ok = self._cv.wait_for(lambda: self._can_serve(n), timeout)
-                self.consumer_wait_s += self.clock() - t0
-                if not ok:
-                    return []
-            out = []
-            while self._items and len(out) < n:
-                item, nb = self._items.popleft()
-                self._bytes -= nb
-                out.append(item)
-            self.books["consumed"] += len(out)
-            self._cv.notify_all()
-            return out
 
-    # -- reservations: room for an item still being produced (a segment in flight) ----------
-    def reserve(self, timeout: Optional[float] = None) -> bool:
-        """Room for one item still being made; it counts toward the fill until `put(...,
-        reserved=True)` or `release`."""
-        with self._cv:
-            if not self._wait_room(timeout):
-                return False
-            self._reserved += 1
-            return True
-
-    def release(self, n: int = 1) -> None:
-        "Give back `n` reservations whose items will not come (rejected or lost)."
-        with self._cv:
-            self._reserved -= n
-            self._cv.notify_all()
-
-    def note_throttled(self, seconds: float) -> None:
-        "Count a producer that was held back `seconds` outside `put`/`reserve` (e.g. by a driver)."
-        with self._cv:
-            self.throttle_events += 1
-            self.throttled_s += seconds
-
-    def note_consumer_wait(self, seconds: float) -> None:
-        """Count a consumer that waited `seconds` outside `get` (e.g. a driver polling for its
-        learner)."""
-        with self._cv:
+@patch
+def get(self: Channel, n: int = 1, timeout: Optional[float] = None) -> list:
+    """Up to `n` items, waiting while the fill is under the low watermark and fewer than `n` are
+    there; [] on timeout."""
+    with self._cv:
+        if not self._can_serve(n):
+            if timeout == 0:
+                return []  # a poll, not a wait
             self.consumer_waits += 1
-            self.consumer_wait_s += seconds
+            t0 = self.clock()
+            ok = self._cv.wait_for(lambda: self._can_serve(n), timeout)
+            self.consumer_wait_s += self.clock() - t0
+            if not ok:
+                return []
+        out = []
+        while self._items and len(out) < n:
+            item, nb = self._items.popleft()
+            self._bytes -= nb
+            out.append(item)
+        self.books["consumed"] += len(out)
+        self._cv.notify_all()
+        return out
 
-    def drain(self, reason: str) -> list:
-        "Remove everything left, counted as dropped for `reason` (e.g. at stop)."
-        with self._cv:
-            out = [item for item, _ in self._items]
-            self._items.clear()
-            self._bytes = 0
-            self.books[f"dropped_{reason}"] += len(out)
-            self._cv.notify_all()
-            return out
 
-    # -- live knobs: a change wakes every waiter, so it takes effect at once ----------------
-    def set_knobs(self, **knobs) -> dict:
-        unknown = set(knobs) - set(self.KNOBS)
-        if unknown:
-            raise ValueError(
-                f"unknown channel knob(s) {sorted(unknown)}: expected {', '.join(self.KNOBS)}"
-            )
-        with self._cv:
-            high, low = (
-                knobs.get("high_watermark", self.high_watermark),
-                knobs.get("low_watermark", self.low_watermark),
-            )
-            self._check_watermarks(high, low)
-            self.high_watermark, self.low_watermark = high, low
-            self._cv.notify_all()
-        return dict(high_watermark=high, low_watermark=low)
+@patch
+# -- reservations: room for an item still being produced (a segment in flight) ----------
+def reserve(self: Channel, timeout: Optional[float] = None) -> bool:
+    """Room for one item still being made; it counts toward the fill until `put(...,
+    reserved=True)` or `release`."""
+    with self._cv:
+        if not self._wait_room(timeout):
+            return False
+        self._reserved += 1
+        return True
 
-    def __len__(self) -> int:
-        with self._cv:
-            return len(self._items)
 
-    def metrics(self) -> dict:
-        with self._cv:
-            return dict(
-                channel_fill=self._fill(),
-                channel_items=len(self._items),
-                channel_bytes=self._bytes,
-                channel_reserved=self._reserved,
-                throttled_s=self.throttled_s,
-                throttle_events=self.throttle_events,
-                consumer_wait_s=self.consumer_wait_s,
-                consumer_waits=self.consumer_waits,
-                **{f"channel_{k}": v for k, v in self.books.items()},
-                knob_high_watermark=self.high_watermark,
-                knob_low_watermark=self.low_watermark,
-            )
+@patch
+def release(self: Channel, n: int = 1) -> None:
+    "Give back `n` reservations whose items will not come (rejected or lost)."
+    with self._cv:
+        self._reserved -= n
+        self._cv.notify_all()
+
+
+@patch
+def note_throttled(self: Channel, seconds: float) -> None:
+    "Count a producer that was held back `seconds` outside `put`/`reserve` (e.g. by a driver)."
+    with self._cv:
+        self.throttle_events += 1
+        self.throttled_s += seconds
+
+# %% ../../nbs/data/02_channel.ipynb 6
+@patch
+def note_consumer_wait(self: Channel, seconds: float) -> None:
+    """Count a consumer that waited `seconds` outside `get` (e.g. a driver polling for its
+    learner)."""
+    with self._cv:
+        self.consumer_waits += 1
+        self.consumer_wait_s += seconds
+
+
+@patch
+def drain(self: Channel, reason: str) -> list:
+    "Remove everything left, counted as dropped for `reason` (e.g. at stop)."
+    with self._cv:
+        out = [item for item, _ in self._items]
+        self._items.clear()
+        self._bytes = 0
+        self.books[f"dropped_{reason}"] += len(out)
+        self._cv.notify_all()
+        return out
+
+
+@patch
+# -- live knobs: a change wakes every waiter, so it takes effect at once ----------------
+def set_knobs(self: Channel, **knobs) -> dict:
+    unknown = set(knobs) - set(self.KNOBS)
+    if unknown:
+        raise ValueError(
+            f"unknown channel knob(s) {sorted(unknown)}: expected {', '.join(self.KNOBS)}"
+        )
+    with self._cv:
+        high, low = (
+            knobs.get("high_watermark", self.high_watermark),
+            knobs.get("low_watermark", self.low_watermark),
+        )
+        self._check_watermarks(high, low)
+        self.high_watermark, self.low_watermark = high, low
+        self._cv.notify_all()
+    return dict(high_watermark=high, low_watermark=low)
+
+
+@patch
+def __len__(self: Channel) -> int:
+    with self._cv:
+        return len(self._items)
+
+
+@patch
+def metrics(self: Channel) -> dict:
+    with self._cv:
+        return dict(
+            channel_fill=self._fill(),
+            channel_items=len(self._items),
+            channel_bytes=self._bytes,
+            channel_reserved=self._reserved,
+            throttled_s=self.throttled_s,
+            throttle_events=self.throttle_events,
+            consumer_wait_s=self.consumer_wait_s,
+            consumer_waits=self.consumer_waits,
+            **{f"channel_{k}": v for k, v in self.books.items()},
+            knob_high_watermark=self.high_watermark,
+            knob_low_watermark=self.low_watermark,
+        )

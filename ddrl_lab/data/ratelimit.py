@@ -12,6 +12,7 @@ import threading
 import time
 from fractions import Fraction
 from typing import Optional
+from fastcore.basics import patch
 
 # %% auto 0
 __all__ = ['check_rate_limits', 'min_error_buffer', 'RateLimiter', 'MinSize', 'Queue', 'SampleToInsertRatio']
@@ -201,135 +202,156 @@ class RateLimiter:
     def _books(self) -> str:
         return f"(inserts = {self._inserts}, samples = {self._samples}, size = {self._inserts - self._deletes})"
 
-    def _why_not_insert(self, n: int) -> Optional[str]:
-        if self._inserts - self._deletes + n <= self._m:
-            return None
-        after = self._inserts * self._p - self._samples * self._q + n * self._p
-        if after <= self._hi:
-            return None
-        return (
-            f"waiting for samples: {n} more insert(s) would raise diff = inserts x "
-            f"samples_per_insert - samples to "
-            f"{_show(Fraction(after, self._q))} > max_diff = {_show(self._max_diff)} "
-            f"{self._books()}."
-        )
+# %% ../../nbs/data/03_ratelimit.ipynb 19
+@patch
+def _why_not_insert(self: RateLimiter, n: int) -> Optional[str]:
+    if self._inserts - self._deletes + n <= self._m:
+        return None
+    after = self._inserts * self._p - self._samples * self._q + n * self._p
+    if after <= self._hi:
+        return None
+    return (
+        f"waiting for samples: {n} more insert(s) would raise diff = inserts x "
+        f"samples_per_insert - samples to "
+        f"{_show(Fraction(after, self._q))} > max_diff = {_show(self._max_diff)} "
+        f"{self._books()}."
+    )
 
-    def _why_not_sample(self, n: int) -> Optional[str]:
+
+@patch
+def _why_not_sample(self: RateLimiter, n: int) -> Optional[str]:
+    size = self._inserts - self._deletes
+    if size < self._m:
+        return f"waiting for inserts: the table holds {size} item(s), fewer than min_size_to_sample = {self._m}."
+    after = self._inserts * self._p - self._samples * self._q - n * self._q
+    if after >= self._lo:
+        return None
+    return (
+        f"waiting for inserts: {n} more sample(s) would lower diff = inserts x "
+        f"samples_per_insert - samples to "
+        f"{_show(Fraction(after, self._q))} < min_diff = {_show(self._min_diff)} "
+        f"{self._books()}."
+    )
+
+
+@patch
+def _proceed(self: RateLimiter, side: str, n: int, timeout: Optional[float]) -> None:
+    "Wait until `n` calls of `side` may proceed, then count them."
+    _check_call(n, timeout)
+    why_not = self._why_not_insert if side == "insert" else self._why_not_sample
+    with self._changed:
+        if why_not(n) is not None:
+            start = time.monotonic()
+            self._blocked[side] += 1
+            self._waiting[side] += 1
+            try:
+                while (why := why_not(n)) is not None:
+                    left = None if timeout is None else start + timeout - time.monotonic()
+                    if left is not None and left <= 0:
+                        raise TimeoutError(f"{side} of {n} timed out after {timeout:g} s {why}")
+                    self._changed.wait(left)
+            finally:
+                self._waiting[side] -= 1
+                self._wait_s[side] += time.monotonic() - start
+        if side == "insert":
+            self._inserts += n
+        else:
+            self._samples += n
+        self._changed.notify_all()
+
+
+@patch
+def can_insert(self: RateLimiter, n: int = 1) -> bool:
+    "May `n` inserts proceed now?"
+    _check_call(n)
+    with self.lock:
+        return self._why_not_insert(n) is None
+
+
+@patch
+def can_sample(self: RateLimiter, n: int = 1) -> bool:
+    "May `n` samples proceed now?"
+    _check_call(n)
+    with self.lock:
+        return self._why_not_sample(n) is None
+
+
+@patch
+def insert(self: RateLimiter, n: int = 1, timeout: Optional[float] = None) -> None:
+    """Count `n` inserts once they may proceed; `TimeoutError` after `timeout` seconds (None:
+    wait for good)."""
+    self._proceed("insert", n, timeout)
+
+# %% ../../nbs/data/03_ratelimit.ipynb 20
+@patch
+def sample(self: RateLimiter, n: int = 1, timeout: Optional[float] = None) -> None:
+    """Count `n` samples once they may proceed; `TimeoutError` after `timeout` seconds (None:
+    wait for good)."""
+    self._proceed("sample", n, timeout)
+
+
+@patch
+def delete(self: RateLimiter, n: int = 1) -> None:
+    "Count `n` items removed from the table (evicted, or consumed by a queue)."
+    _check_call(n)
+    with self._changed:
         size = self._inserts - self._deletes
-        if size < self._m:
-            return f"waiting for inserts: the table holds {size} item(s), fewer than min_size_to_sample = {self._m}."
-        after = self._inserts * self._p - self._samples * self._q - n * self._q
-        if after >= self._lo:
-            return None
-        return (
-            f"waiting for inserts: {n} more sample(s) would lower diff = inserts x "
-            f"samples_per_insert - samples to "
-            f"{_show(Fraction(after, self._q))} < min_diff = {_show(self._min_diff)} "
-            f"{self._books()}."
+        if n > size:
+            raise ValueError(f"cannot delete {n} item(s): the table holds {size}.")
+        self._deletes += n
+        self._changed.notify_all()
+
+
+@patch
+def set(
+    self: RateLimiter,
+    *,
+    samples_per_insert: Optional[float] = None,
+    min_size_to_sample: Optional[int] = None,
+    min_diff: Optional[float] = None,
+    max_diff: Optional[float] = None,
+    max_size: Optional[int] = None,
+) -> None:
+    """Change settings live (None keeps one); refused like the constructor's, and every waiter
+    re-checks."""
+    with self._changed:
+        self._apply(
+            self._r if samples_per_insert is None else samples_per_insert,
+            self._m if min_size_to_sample is None else min_size_to_sample,
+            self._min_diff if min_diff is None else min_diff,
+            self._max_diff if max_diff is None else max_diff,
+            self._max_size if max_size is None else max_size,
+        )
+        self._changed.notify_all()
+
+
+@patch(as_prop=True)
+def diff(self: RateLimiter) -> float:
+    """inserts x samples_per_insert - samples, now (what the bounds hold between min_diff and
+    max_diff)."""
+    with self.lock:
+        return float(Fraction(self._inserts * self._p - self._samples * self._q, self._q))
+
+
+@patch
+def metrics(self: RateLimiter) -> dict:
+    "The books and the waiting, as one consistent snapshot."
+    with self.lock:
+        return dict(
+            inserts=self._inserts,
+            samples=self._samples,
+            deletes=self._deletes,
+            size=self._inserts - self._deletes,
+            diff=float(Fraction(self._inserts * self._p - self._samples * self._q, self._q)),
+            blocked_inserts=self._blocked["insert"],
+            blocked_samples=self._blocked["sample"],
+            waiting_inserts=self._waiting["insert"],
+            waiting_samples=self._waiting["sample"],
+            insert_wait_s=self._wait_s["insert"],
+            sample_wait_s=self._wait_s["sample"],
         )
 
-    def _proceed(self, side: str, n: int, timeout: Optional[float]) -> None:
-        "Wait until `n` calls of `side` may proceed, then count them."
-        _check_call(n, timeout)
-        why_not = self._why_not_insert if side == "insert" else self._why_not_sample
-        with self._changed:
-            if why_not(n) is not None:
-                start = time.monotonic()
-                self._blocked[side] += 1
-                self._waiting[side] += 1
-                try:
-                    while (why := why_not(n)) is not None:
-                        left = None if timeout is None else start + timeout - time.monotonic()
-                        if left is not None and left <= 0:
-                            raise TimeoutError(f"{side} of {n} timed out after {timeout:g} s {why}")
-                        self._changed.wait(left)
-                finally:
-                    self._waiting[side] -= 1
-                    self._wait_s[side] += time.monotonic() - start
-            if side == "insert":
-                self._inserts += n
-            else:
-                self._samples += n
-            self._changed.notify_all()
-
-    def can_insert(self, n: int = 1) -> bool:
-        "May `n` inserts proceed now?"
-        _check_call(n)
-        with self.lock:
-            return self._why_not_insert(n) is None
-
-    def can_sample(self, n: int = 1) -> bool:
-        "May `n` samples proceed now?"
-        _check_call(n)
-        with self.lock:
-            return self._why_not_sample(n) is None
-
-    def insert(self, n: int = 1, timeout: Optional[float] = None) -> None:
-        """Count `n` inserts once they may proceed; `TimeoutError` after `timeout` seconds (None:
-        wait for good)."""
-        self._proceed("insert", n, timeout)
-
-    def sample(self, n: int = 1, timeout: Optional[float] = None) -> None:
-        """Count `n` samples once they may proceed; `TimeoutError` after `timeout` seconds (None:
-        wait for good)."""
-        self._proceed("sample", n, timeout)
-
-    def delete(self, n: int = 1) -> None:
-        "Count `n` items removed from the table (evicted, or consumed by a queue)."
-        _check_call(n)
-        with self._changed:
-            size = self._inserts - self._deletes
-            if n > size:
-                raise ValueError(f"cannot delete {n} item(s): the table holds {size}.")
-            self._deletes += n
-            self._changed.notify_all()
-
-    def set(
-        self,
-        *,
-        samples_per_insert: Optional[float] = None,
-        min_size_to_sample: Optional[int] = None,
-        min_diff: Optional[float] = None,
-        max_diff: Optional[float] = None,
-        max_size: Optional[int] = None,
-    ) -> None:
-        """Change settings live (None keeps one); refused like the constructor's, and every waiter
-        re-checks."""
-        with self._changed:
-            self._apply(
-                self._r if samples_per_insert is None else samples_per_insert,
-                self._m if min_size_to_sample is None else min_size_to_sample,
-                self._min_diff if min_diff is None else min_diff,
-                self._max_diff if max_diff is None else max_diff,
-                self._max_size if max_size is None else max_size,
-            )
-            self._changed.notify_all()
-
-    @property
-    def diff(self) -> float:
-        """inserts x samples_per_insert - samples, now (what the bounds hold between min_diff and
-        max_diff)."""
-        with self.lock:
-            return float(Fraction(self._inserts * self._p - self._samples * self._q, self._q))
-
-    def metrics(self) -> dict:
-        "The books and the waiting, as one consistent snapshot."
-        with self.lock:
-            return dict(
-                inserts=self._inserts,
-                samples=self._samples,
-                deletes=self._deletes,
-                size=self._inserts - self._deletes,
-                diff=float(Fraction(self._inserts * self._p - self._samples * self._q, self._q)),
-                blocked_inserts=self._blocked["insert"],
-                blocked_samples=self._blocked["sample"],
-                waiting_inserts=self._waiting["insert"],
-                waiting_samples=self._waiting["sample"],
-                insert_wait_s=self._wait_s["insert"],
-                sample_wait_s=self._wait_s["sample"],
-            )
-
-# %% ../../nbs/data/03_ratelimit.ipynb 23
+# %% ../../nbs/data/03_ratelimit.ipynb 25
 class MinSize(RateLimiter):
     "Samples wait until the table holds `min_size_to_sample` items; nothing else is limited."
 

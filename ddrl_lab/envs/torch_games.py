@@ -14,6 +14,8 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from fastcore.basics import patch
+
 from .cpu import PoolStep
 
 # %% auto 0
@@ -121,44 +123,48 @@ class TorchCartPole:
         if elapsed_steps is not None:
             self._lengths = elapsed_steps.to(self.device, torch.int64).clone()
 
-    def step(self, actions: torch.Tensor) -> PoolStep:
-        "Apply `actions` (M,) in {0, 1}; episodes that end are reset in the same step."
-        x, x_dot, theta, theta_dot = self.state.unbind(1)
-        # exactly ±force_mag
-        force = actions.to(self.device, torch.float64) * (2 * self.force_mag) - self.force_mag
-        costheta, sintheta = torch.cos(theta), torch.sin(theta)
-        temp = (force + self.polemass_length * theta_dot.square() * sintheta) / self.total_mass
-        thetaacc = (self.gravity * sintheta - costheta * temp) / (
-            self.length * (4.0 / 3.0 - self.masspole * costheta.square() / self.total_mass)
-        )
-        xacc = temp - self.polemass_length * thetaacc * costheta / self.total_mass
-        x, theta = x + self.tau * x_dot, theta + self.tau * theta_dot
-        state = torch.stack([x, x_dot + self.tau * xacc, theta, theta_dot + self.tau * thetaacc], 1)
+# %% ../../nbs/envs/01_torch_games.ipynb 10
+@patch
+def step(self: TorchCartPole, actions: torch.Tensor) -> PoolStep:
+    "Apply `actions` (M,) in {0, 1}; episodes that end are reset in the same step."
+    x, x_dot, theta, theta_dot = self.state.unbind(1)
+    # exactly ±force_mag
+    force = actions.to(self.device, torch.float64) * (2 * self.force_mag) - self.force_mag
+    costheta, sintheta = torch.cos(theta), torch.sin(theta)
+    temp = (force + self.polemass_length * theta_dot.square() * sintheta) / self.total_mass
+    thetaacc = (self.gravity * sintheta - costheta * temp) / (
+        self.length * (4.0 / 3.0 - self.masspole * costheta.square() / self.total_mass)
+    )
+    xacc = temp - self.polemass_length * thetaacc * costheta / self.total_mass
+    x, theta = x + self.tau * x_dot, theta + self.tau * theta_dot
+    state = torch.stack([x, x_dot + self.tau * xacc, theta, theta_dot + self.tau * thetaacc], 1)
 
-        terminated = (x.abs() > self.x_threshold) | (theta.abs() > self.theta_threshold_radians)
-        reward = torch.ones(self.num_envs, dtype=torch.float32, device=self.device)
-        lengths, returns, truncated, done = count_step(self, reward, terminated)
-        final_obs = state.float()
+    terminated = (x.abs() > self.x_threshold) | (theta.abs() > self.theta_threshold_radians)
+    reward = torch.ones(self.num_envs, dtype=torch.float32, device=self.device)
+    lengths, returns, truncated, done = count_step(self, reward, terminated)
+    final_obs = state.float()
 
-        ended = done.nonzero().squeeze(1)
-        if len(ended):
-            self._episodes[ended] += 1
-            state[ended] = self._initial_states(ended)
-        self.state = state
-        return PoolStep(
-            obs=state.float(),
-            reward=reward,
-            terminated=terminated,
-            truncated=truncated,
-            final_obs=final_obs,
-            episode_return=returns,
-            episode_length=lengths,
-        )
+    ended = done.nonzero().squeeze(1)
+    if len(ended):
+        self._episodes[ended] += 1
+        state[ended] = self._initial_states(ended)
+    self.state = state
+    return PoolStep(
+        obs=state.float(),
+        reward=reward,
+        terminated=terminated,
+        truncated=truncated,
+        final_obs=final_obs,
+        episode_return=returns,
+        episode_length=lengths,
+    )
 
-    def close(self):
-        pass
 
-# %% ../../nbs/envs/01_torch_games.ipynb 15
+@patch
+def close(self: TorchCartPole):
+    pass
+
+# %% ../../nbs/envs/01_torch_games.ipynb 16
 def _column(i: int, doc: str) -> property:
     "Column `i` of a pool's `state` table, as a view (so writing to it writes the state)."
     return property(lambda self: self.state[:, i], doc=doc)
@@ -230,85 +236,91 @@ class TorchBreakout:
         self._start_games(torch.arange(M, device=dev))
         return self.render()
 
-    def render(self, idx: Optional[torch.Tensor] = None) -> torch.Tensor:
-        "The observations `(M, 4, 10, 10)` (uint8) of all envs, or of envs `idx`."
-        state, bricks = (
-            (self.state, self.bricks) if idx is None else (self.state[idx], self.bricks[idx])
-        )
-        x, y, _, last_x, last_y, paddle = state[:, :6].unbind(1)
-        n = state.shape[0]
-        obs = torch.zeros(n, 4, 100, dtype=torch.uint8, device=self.device)
-        obs[:, self.BRICK] = bricks
-        first = torch.arange(n, device=self.device) * 400  # flat index of each env's first cell
-        lit = torch.cat(
-            [
-                first + self.PADDLE * 100 + 90 + paddle,
-                first + self.BALL * 100 + y * 10 + x,
-                first + self.TRAIL * 100 + last_y * 10 + last_x,
-            ]
-        )
-        obs.view(-1)[lit] = 1
-        return obs.view(n, 4, 10, 10)
+# %% ../../nbs/envs/01_torch_games.ipynb 17
+@patch
+def render(self: TorchBreakout, idx: Optional[torch.Tensor] = None) -> torch.Tensor:
+    "The observations `(M, 4, 10, 10)` (uint8) of all envs, or of envs `idx`."
+    state, bricks = (
+        (self.state, self.bricks) if idx is None else (self.state[idx], self.bricks[idx])
+    )
+    x, y, _, last_x, last_y, paddle = state[:, :6].unbind(1)
+    n = state.shape[0]
+    obs = torch.zeros(n, 4, 100, dtype=torch.uint8, device=self.device)
+    obs[:, self.BRICK] = bricks
+    first = torch.arange(n, device=self.device) * 400  # flat index of each env's first cell
+    lit = torch.cat(
+        [
+            first + self.PADDLE * 100 + 90 + paddle,
+            first + self.BALL * 100 + y * 10 + x,
+            first + self.TRAIL * 100 + last_y * 10 + last_x,
+        ]
+    )
+    obs.view(-1)[lit] = 1
+    return obs.view(n, 4, 10, 10)
 
-    def step(self, actions: torch.Tensor) -> PoolStep:
-        "Apply `actions` (M,) in {0, 1, 2}; episodes that end are reset in the same step."
-        x0, y0, d, _, _, paddle, strike, last_action, n_bricks = self.state.unbind(1)
-        actions = actions.to(self.device, torch.int64)
-        if self.sticky_action_prob > 0:
-            sticky = counter_uniform(self._sticky_keys, self._steps) < self.sticky_action_prob
-            actions = torch.where(sticky, last_action, actions)
-        self._steps = self._steps + 1
-        paddle = (paddle + self._move[actions]).clamp(0, 9)
 
-        # Move the ball, then resolve walls, ceiling, bricks and the bottom row, in MinAtar's order.
-        x, y = x0 + self._dx[d], y0 + self._dy[d]
-        wall = (x < 0) | (x > 9)
-        x, d = x.clamp(0, 9), torch.where(wall, self._flip_x[d], d)
-        ceiling = y < 0
-        y, d = y.clamp_min(0), torch.where(ceiling, self._flip_y[d], d)
-        cell = (y * 10 + x).unsqueeze(1)
-        # row 0 (the ceiling) never holds bricks
-        brick = self.bricks.gather(1, cell).squeeze(1)
-        broken = brick & (strike == 0)
-        self.bricks.scatter_(1, cell, (brick & ~broken).unsqueeze(1))
-        n_bricks = n_bricks - broken.long()
-        y, d = torch.where(broken, y0, y), torch.where(broken, self._flip_y[d], d)
-        bottom = ~brick & (y == 9)
-        refill = bottom & (n_bricks == 0)
-        if refill.any():
-            self.bricks[refill] = self._full_wall
-            n_bricks = n_bricks.masked_fill(refill, 30)
-        # paddle under the ball: straight back up
-        above = bottom & (x0 == paddle)
-        # ball lands on the paddle diagonally
-        corner = bottom & ~above & (x == paddle)
-        d = torch.where(above, self._flip_y[d], torch.where(corner, self._flip_both[d], d))
-        y = torch.where(above | corner, y0, y)
-        terminated = bottom & ~above & ~corner
-        self.state = torch.stack([x, y, d, x0, y0, paddle, brick.long(), actions, n_bricks], 1)
+@patch
+def step(self: TorchBreakout, actions: torch.Tensor) -> PoolStep:
+    "Apply `actions` (M,) in {0, 1, 2}; episodes that end are reset in the same step."
+    x0, y0, d, _, _, paddle, strike, last_action, n_bricks = self.state.unbind(1)
+    actions = actions.to(self.device, torch.int64)
+    if self.sticky_action_prob > 0:
+        sticky = counter_uniform(self._sticky_keys, self._steps) < self.sticky_action_prob
+        actions = torch.where(sticky, last_action, actions)
+    self._steps = self._steps + 1
+    paddle = (paddle + self._move[actions]).clamp(0, 9)
 
-        reward = broken.float()
-        lengths, returns, truncated, done = count_step(self, reward, terminated)
-        final_obs = obs = self.render()
-        ended = done.nonzero().squeeze(1)
-        if len(ended):
-            self._episodes[ended] += 1
-            self._start_games(ended)
-            obs = obs.index_put((ended,), self.render(ended))
-        return PoolStep(
-            obs=obs,
-            reward=reward,
-            terminated=terminated,
-            truncated=truncated,
-            final_obs=final_obs,
-            episode_return=returns,
-            episode_length=lengths,
-        )
+    # Move the ball, then resolve walls, ceiling, bricks and the bottom row, in MinAtar's order.
+    x, y = x0 + self._dx[d], y0 + self._dy[d]
+    wall = (x < 0) | (x > 9)
+    x, d = x.clamp(0, 9), torch.where(wall, self._flip_x[d], d)
+    ceiling = y < 0
+    y, d = y.clamp_min(0), torch.where(ceiling, self._flip_y[d], d)
+    cell = (y * 10 + x).unsqueeze(1)
+    # row 0 (the ceiling) never holds bricks
+    brick = self.bricks.gather(1, cell).squeeze(1)
+    broken = brick & (strike == 0)
+    self.bricks.scatter_(1, cell, (brick & ~broken).unsqueeze(1))
+    n_bricks = n_bricks - broken.long()
+    y, d = torch.where(broken, y0, y), torch.where(broken, self._flip_y[d], d)
+    bottom = ~brick & (y == 9)
+    refill = bottom & (n_bricks == 0)
+    if refill.any():
+        self.bricks[refill] = self._full_wall
+        n_bricks = n_bricks.masked_fill(refill, 30)
+    # paddle under the ball: straight back up
+    above = bottom & (x0 == paddle)
+    # ball lands on the paddle diagonally
+    corner = bottom & ~above & (x == paddle)
+    d = torch.where(above, self._flip_y[d], torch.where(corner, self._flip_both[d], d))
+    y = torch.where(above | corner, y0, y)
+    terminated = bottom & ~above & ~corner
+    self.state = torch.stack([x, y, d, x0, y0, paddle, brick.long(), actions, n_bricks], 1)
 
-    def close(self):
-        pass
+    reward = broken.float()
+    lengths, returns, truncated, done = count_step(self, reward, terminated)
+    final_obs = obs = self.render()
+    ended = done.nonzero().squeeze(1)
+    if len(ended):
+        self._episodes[ended] += 1
+        self._start_games(ended)
+        obs = obs.index_put((ended,), self.render(ended))
+    return PoolStep(
+        obs=obs,
+        reward=reward,
+        terminated=terminated,
+        truncated=truncated,
+        final_obs=final_obs,
+        episode_return=returns,
+        episode_length=lengths,
+    )
 
-# %% ../../nbs/envs/01_torch_games.ipynb 21
+# %% ../../nbs/envs/01_torch_games.ipynb 18
+@patch
+def close(self: TorchBreakout):
+    pass
+
+# %% ../../nbs/envs/01_torch_games.ipynb 24
 class _ScriptedDraws:
     "Stands in for a MinAtar env's numpy `RandomState`: hands it the draws the torch pool made."
 
@@ -429,7 +441,7 @@ def minatar_lockstep(
         obs = out.obs
     return counts
 
-# %% ../../nbs/envs/01_torch_games.ipynb 31
+# %% ../../nbs/envs/01_torch_games.ipynb 34
 class TorchStatelessCartPole(TorchCartPole):
     """`TorchCartPole` observed as `(cart position, pole angle)`: gymnasium's
     `StatelessCartPole-v1` (registered by `envs`)."""
@@ -450,7 +462,7 @@ class TorchStatelessCartPole(TorchCartPole):
         s = super().step(actions)
         return dataclasses.replace(s, obs=s.obs[:, self.KEEP], final_obs=s.final_obs[:, self.KEEP])
 
-# %% ../../nbs/envs/01_torch_games.ipynb 34
+# %% ../../nbs/envs/01_torch_games.ipynb 37
 class TorchRepeatPrevious:
     """A batch of `RepeatPrevious-v0` games (POPGym's RepeatPreviousEasy, `k = 4`) stepped as
     tensors, with same-step autoreset."""
@@ -527,7 +539,7 @@ class TorchRepeatPrevious:
     def close(self):
         pass
 
-# %% ../../nbs/envs/01_torch_games.ipynb 37
+# %% ../../nbs/envs/01_torch_games.ipynb 40
 def stacked(cls: type, k: int) -> type:
     """A torch pool class like `cls` whose observations are its last `k` `(k, *obs)`, zeros before
     an episode's first."""
@@ -563,7 +575,7 @@ def stacked(cls: type, k: int) -> type:
     Stacked.__name__ = f"{cls.__name__}Stack{k}"
     return Stacked
 
-# %% ../../nbs/envs/01_torch_games.ipynb 40
+# %% ../../nbs/envs/01_torch_games.ipynb 43
 TORCH_ENVS: dict[str, type] = {
     "CartPole-v1": TorchCartPole,
     "StatelessCartPole-v1": TorchStatelessCartPole,

@@ -365,7 +365,7 @@ def gradients(
     info["incarnation"], info["restored_from"] = self.incarnation, self.restored_from
     return info
 
-
+# %% ../../nbs/learners/01_base.ipynb 18
 @patch
 @timed
 def local_round(self: Learner, weights: Optional[dict], *segments, steps: int = 1) -> dict:
@@ -440,7 +440,7 @@ def _tensors(self: Learner, b: Segment) -> dict:
     with self.autocast():
         return segment_batch(self.model, b, self.device, self.algo.rnn_h0 == "stored")
 
-
+# %% ../../nbs/learners/01_base.ipynb 19
 @patch
 def _state_drift(self: Learner, good: list, batch: Segment) -> dict:
     """For a recurrent policy: how far each env's first state lies from the state this learner's
@@ -479,7 +479,7 @@ def _evaluate(self: Learner, mb: dict) -> tuple[torch.Tensor, torch.Tensor]:
     with self.autocast():
         return evaluate(self.model, mb["obs"], state0, mb.get("first"))
 
-# %% ../../nbs/learners/01_base.ipynb 19
+# %% ../../nbs/learners/01_base.ipynb 21
 @patch
 def metrics(self: Learner) -> dict:
     return dict(
@@ -540,7 +540,7 @@ def load_state_dict(self: Learner, sd: dict, version_floor: Optional[int] = None
     self.rng.bit_generator.state = sd["numpy_rng"]
     self._load_extra_state(sd)
 
-
+# %% ../../nbs/learners/01_base.ipynb 22
 @patch
 def load_checkpoint(self: Learner, path: Optional[str], version_floor: Optional[int] = None) -> int:
     """Load a checkpoint file written by the Job (`torch.load(weights_only=True)`: no arbitrary

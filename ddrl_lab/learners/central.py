@@ -15,6 +15,8 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from fastcore.basics import patch
+
 from ..config.schema import Config
 from ..envs.cpu import env_seeds
 from ..nn.models import EnvStates, policy_act
@@ -155,7 +157,7 @@ class Trajectory:
         self.clear()
         return seg
 
-
+# %% ../../nbs/learners/04_central.ipynb 9
 class CentralLearner:
     "Batches inference for all workers, builds their trajectories, and trains on them (V-trace)."
 
@@ -220,112 +222,134 @@ class CentralLearner:
         self._train_if_ready()
         return out if len(out) > 1 else out[0]
 
-    def _fold_in(self, s: dict) -> None:
-        "One worker's outcome into its trajectory; a finished segment, validated, goes to `ready`."
-        tr = self.trajectories.setdefault(
-            s["worker_id"], Trajectory(s["worker_id"], self.cfg.algo.segment_length)
-        )
-        awaited = (
-            "reward" in s and len(tr.obs) > len(tr.rewards) and tr.incarnation == s["incarnation"]
-        )
-        if not awaited:
-            # fresh envs (their first observations) start clean; else their past is unknown
-            self.lost_steps += tr.drop()
-            tr.taint = EpisodeTaint(len(s["obs"]), tr.T, tainted="reward" in s)
-            # its envs' memory starts over too
-            self.memory.reset(self._rows(s["worker_id"]))
-        else:
-            tr.outcome(s)
-            done = np.asarray(s["terminated"]) | np.asarray(s["truncated"])
-            self.memory.set_rows(self._rows(s["worker_id"]), first=torch.as_tensor(done))
-            seg = tr.segment(s["obs"])
-            if seg is not None:
-                self._assembled(tr, seg)
-        tr.incarnation = s["incarnation"]
+# %% ../../nbs/learners/04_central.ipynb 10
+@patch
+def _fold_in(self: CentralLearner, s: dict) -> None:
+    "One worker's outcome into its trajectory; a finished segment, validated, goes to `ready`."
+    tr = self.trajectories.setdefault(
+        s["worker_id"], Trajectory(s["worker_id"], self.cfg.algo.segment_length)
+    )
+    awaited = (
+        "reward" in s and len(tr.obs) > len(tr.rewards) and tr.incarnation == s["incarnation"]
+    )
+    if not awaited:
+        # fresh envs (their first observations) start clean; else their past is unknown
+        self.lost_steps += tr.drop()
+        tr.taint = EpisodeTaint(len(s["obs"]), tr.T, tainted="reward" in s)
+        # its envs' memory starts over too
+        self.memory.reset(self._rows(s["worker_id"]))
+    else:
+        tr.outcome(s)
+        done = np.asarray(s["terminated"]) | np.asarray(s["truncated"])
+        self.memory.set_rows(self._rows(s["worker_id"]), first=torch.as_tensor(done))
+        seg = tr.segment(s["obs"])
+        if seg is not None:
+            self._assembled(tr, seg)
+    tr.incarnation = s["incarnation"]
 
-    def _assembled(self, tr: Trajectory, seg) -> None:
-        "A segment assembled from a trajectory: its episodes settled, its step lags kept, queued."
-        # the learner rejects what fails this; its episodes report no return
-        v = self.cfg.validation
-        bad = validate_segment(seg, v.reward_range, v.obs_range, self.num_actions) is not None
-        self.poisoned += tr.taint.settle(seg, tr.seg_ends, rejected=bad)
-        self.step_lags += (self.version - tr.step_versions).ravel().tolist()
-        self.ready.append(seg)
 
-    def _choose_actions(self, steps: tuple) -> list:
-        "Actions for every worker's envs in one batched forward pass, recorded in the trajectories."
-        obs = np.concatenate([s["obs"] for s in steps])
-        trajectories = [self.trajectories[s["worker_id"]] for s in steps]
-        # the state table's rows of these workers' envs
-        rows = torch.cat([self._rows(s["worker_id"]) for s in steps])
-        state, first = self.memory.rows(rows)
-        h0 = state.masked_fill(first[:, None], 0.0)  # (`EnvStates.start` of these rows only)
-        model = self.learner.model
-        # the learner's own parameters, read in place (bf16 as it trains)
-        with torch.no_grad(), self.learner.autocast():
-            obs_t = torch.as_tensor(obs, device=self.learner.device)
-            action, logp, state = policy_act(model, obs_t, state, first, self.gen)
-        self.memory.set_rows(rows, state)
-        logp = logp.float().cpu().numpy()
-        action = action.cpu().numpy()
-        out, start = [], 0
-        for s, tr in zip(steps, trajectories):
-            M = len(s["obs"])
-            if not tr.obs:  # a trajectory's first step: the state it starts from
-                tr.h0 = h0[start : start + M]
-            tr.obs.append(s["obs"])
-            tr.actions.append(action[start : start + M])
-            tr.logp.append(logp[start : start + M])
-            tr.versions.append(np.full(M, self.version))
-            out.append(action[start : start + M])
-            start += M
-        return out
+@patch
+def _assembled(self: CentralLearner, tr: Trajectory, seg) -> None:
+    "A segment assembled from a trajectory: its episodes settled, its step lags kept, queued."
+    # the learner rejects what fails this; its episodes report no return
+    v = self.cfg.validation
+    bad = validate_segment(seg, v.reward_range, v.obs_range, self.num_actions) is not None
+    self.poisoned += tr.taint.settle(seg, tr.seg_ends, rejected=bad)
+    self.step_lags += (self.version - tr.step_versions).ravel().tolist()
+    self.ready.append(seg)
 
-    def _train_if_ready(self) -> None:
-        "One update once a segment from each worker is ready; its info kept for `collect`."
-        if len(self.ready) < max(1, self.cfg.topology.num_workers):
-            return
-        batch, self.ready = self.ready, []
-        info = self._learn(batch)
-        info["produced"] = [dict(worker_id=s.worker_id, env_steps=s.num_steps) for s in batch]
-        info["version_lags"], self.step_lags = self.step_lags, []
-        info["poisoned_episodes"], self.poisoned = self.poisoned, 0
-        self.infos.append(info)
 
-    def _learn(self, batch: list) -> dict:
-        "The update on the assembled segments `batch` (V-trace on them); its info."
-        return self.learner.update(*batch)
+@patch
+def _choose_actions(self: CentralLearner, steps: tuple) -> list:
+    "Actions for every worker's envs in one batched forward pass, recorded in the trajectories."
+    obs = np.concatenate([s["obs"] for s in steps])
+    trajectories = [self.trajectories[s["worker_id"]] for s in steps]
+    # the state table's rows of these workers' envs
+    rows = torch.cat([self._rows(s["worker_id"]) for s in steps])
+    state, first = self.memory.rows(rows)
+    h0 = state.masked_fill(first[:, None], 0.0)  # (`EnvStates.start` of these rows only)
+    model = self.learner.model
+    # the learner's own parameters, read in place (bf16 as it trains)
+    with torch.no_grad(), self.learner.autocast():
+        obs_t = torch.as_tensor(obs, device=self.learner.device)
+        action, logp, state = policy_act(model, obs_t, state, first, self.gen)
+    self.memory.set_rows(rows, state)
+    logp = logp.float().cpu().numpy()
+    action = action.cpu().numpy()
+    out, start = [], 0
+    for s, tr in zip(steps, trajectories):
+        M = len(s["obs"])
+        if not tr.obs:  # a trajectory's first step: the state it starts from
+            tr.h0 = h0[start : start + M]
+        tr.obs.append(s["obs"])
+        tr.actions.append(action[start : start + M])
+        tr.logp.append(logp[start : start + M])
+        tr.versions.append(np.full(M, self.version))
+        out.append(action[start : start + M])
+        start += M
+    return out
 
-    def collect(self) -> dict:
-        """The update results since the last call (for the driver's rows and books), and the env
-        steps lost since then."""
-        infos, self.infos = self.infos, []
-        lost, self.lost_steps = self.lost_steps, 0
-        return dict(infos=infos, lost_steps=lost)
 
-    def get_weights(self, env_steps: Optional[int] = None) -> dict:
-        return self.learner.get_weights()
+@patch
+def _train_if_ready(self: CentralLearner) -> None:
+    "One update once a segment from each worker is ready; its info kept for `collect`."
+    if len(self.ready) < max(1, self.cfg.topology.num_workers):
+        return
+    batch, self.ready = self.ready, []
+    info = self._learn(batch)
+    info["produced"] = [dict(worker_id=s.worker_id, env_steps=s.num_steps) for s in batch]
+    info["version_lags"], self.step_lags = self.step_lags, []
+    info["poisoned_episodes"], self.poisoned = self.poisoned, 0
+    self.infos.append(info)
 
-    def set_knobs(self, **knobs) -> dict:
-        return self.learner.set_knobs(**knobs)
+# %% ../../nbs/learners/04_central.ipynb 11
+@patch
+def _learn(self: CentralLearner, batch: list) -> dict:
+    "The update on the assembled segments `batch` (V-trace on them); its info."
+    return self.learner.update(*batch)
 
-    def state_dict(self) -> dict:
-        return self.learner.state_dict()
 
-    def load_state_dict(self, sd: dict, version_floor=None) -> None:
-        self.learner.load_state_dict(sd, version_floor)
+@patch
+def collect(self: CentralLearner) -> dict:
+    """The update results since the last call (for the driver's rows and books), and the env
+    steps lost since then."""
+    infos, self.infos = self.infos, []
+    lost, self.lost_steps = self.lost_steps, 0
+    return dict(infos=infos, lost_steps=lost)
 
-    def metrics(self) -> dict:
-        """Inference latency percentiles (ms, per batched call), batch fill (workers per call), and
-        each call's time (s) since the last time asked (`inference_calls_s`)."""
-        lat = np.asarray(self.latency_ms) if self.latency_ms else np.full(1, np.nan)
-        calls, self.calls_s = self.calls_s, []
-        return dict(
-            inference_calls_s=calls,
-            inference_latency_p50_ms=float(np.percentile(lat, 50)),
-            inference_latency_p99_ms=float(np.percentile(lat, 99)),
-            inference_batch_fill=float(np.mean(self.fill)) / self.cfg.topology.num_workers
-            if self.fill
-            else float("nan"),
-            policy_version=self.version,
-        )
+
+@patch
+def get_weights(self: CentralLearner, env_steps: Optional[int] = None) -> dict:
+    return self.learner.get_weights()
+
+
+@patch
+def set_knobs(self: CentralLearner, **knobs) -> dict:
+    return self.learner.set_knobs(**knobs)
+
+
+@patch
+def state_dict(self: CentralLearner) -> dict:
+    return self.learner.state_dict()
+
+
+@patch
+def load_state_dict(self: CentralLearner, sd: dict, version_floor=None) -> None:
+    self.learner.load_state_dict(sd, version_floor)
+
+
+@patch
+def metrics(self: CentralLearner) -> dict:
+    """Inference latency percentiles (ms, per batched call), batch fill (workers per call), and
+    each call's time (s) since the last time asked (`inference_calls_s`)."""
+    lat = np.asarray(self.latency_ms) if self.latency_ms else np.full(1, np.nan)
+    calls, self.calls_s = self.calls_s, []
+    return dict(
+        inference_calls_s=calls,
+        inference_latency_p50_ms=float(np.percentile(lat, 50)),
+        inference_latency_p99_ms=float(np.percentile(lat, 99)),
+        inference_batch_fill=float(np.mean(self.fill)) / self.cfg.topology.num_workers
+        if self.fill
+        else float("nan"),
+        policy_version=self.version,
+    )

@@ -12,6 +12,8 @@ from typing import Callable, Optional
 import gymnasium as gym
 import numpy as np
 
+from fastcore.basics import patch
+
 from ..config.schema import Config
 from .algorithms import learner_class
 
@@ -118,61 +120,79 @@ class ParameterServer:
             self.books["applied" if w == 1.0 else "downweighted_stale"] += 1
         return dict(decision=decision, lag=lag, weight=w, **self._who())
 
-    def apply_round(self, *results) -> dict:
-        """Sync: the barrier's gradients averaged (weighted by the env steps behind each), applied
-        as one step."""
-        got = [r for r in results if r.get("grads") is not None]
-        self.books["pushed"] += len(got)
-        self.books["applied"] += len(got)
-        self.lags += [0] * len(got)
-        if got:
-            self.learner.apply_gradients(
-                *[r["grads"] for r in got], weights=[r["env_steps"] for r in got]
-            )
-        self.books["rounds"] += 1
-        return dict(applied=len(got), **self._who())
 
-    def apply_deltas(self, *results) -> dict:
-        """Soft: add the mean delta of the round's pushes; a push whose base is older than the
-        server's is late (still applied)."""
-        late = sum(r["base_version"] < self.version for r in results)
-        self.books["pushed"] += len(results)
-        self.books["applied"] += len(results)
-        self.books["late_pushes"] += late
-        self.lags += [self.version - r["base_version"] for r in results]
-        self.learner.apply_deltas(*[r["delta"] for r in results])
-        self.books["rounds"] += 1
-        return dict(applied=len(results), late=late, **self._who())
-
-    def publish(self, weights: dict) -> dict:
-        """Hybrid: serve the weights the all-reduce learners agreed on (learner 0's), with their
-        version, to the workers."""
-        self.learner.set_weights(weights, force=True)
-        self.books["published"] += 1
-        return dict(applied=0, **self._who())
-
-    def _who(self) -> dict:
-        "The server's identity and version, and the steps its optimizer skipped (`flat_step`)."
-        return dict(
-            policy_version=self.version,
-            incarnation=self.learner.incarnation,
-            restored_from=self.learner.restored_from,
-            **self.learner.opt.skip_counts(),
+@patch
+def apply_round(self: ParameterServer, *results) -> dict:
+    """Sync: the barrier's gradients averaged (weighted by the env steps behind each), applied
+    as one step."""
+    got = [r for r in results if r.get("grads") is not None]
+    self.books["pushed"] += len(got)
+    self.books["applied"] += len(got)
+    self.lags += [0] * len(got)
+    if got:
+        self.learner.apply_gradients(
+            *[r["grads"] for r in got], weights=[r["env_steps"] for r in got]
         )
+    self.books["rounds"] += 1
+    return dict(applied=len(got), **self._who())
 
-    def take_lags(self) -> list[int]:
-        lags, self.lags = self.lags, []
-        return lags
+# %% ../../nbs/learners/03_sync.ipynb 13
+@patch
+def apply_deltas(self: ParameterServer, *results) -> dict:
+    """Soft: add the mean delta of the round's pushes; a push whose base is older than the
+    server's is late (still applied)."""
+    late = sum(r["base_version"] < self.version for r in results)
+    self.books["pushed"] += len(results)
+    self.books["applied"] += len(results)
+    self.books["late_pushes"] += late
+    self.lags += [self.version - r["base_version"] for r in results]
+    self.learner.apply_deltas(*[r["delta"] for r in results])
+    self.books["rounds"] += 1
+    return dict(applied=len(results), late=late, **self._who())
 
-    def metrics(self) -> dict:
-        return dict(policy_version=self.version, **{f"ps_{k}": v for k, v in self.books.items()})
 
-    def state_dict(self) -> dict:
-        return {**self.learner.state_dict(), "ps_books": dict(self.books)}
+@patch
+def publish(self: ParameterServer, weights: dict) -> dict:
+    """Hybrid: serve the weights the all-reduce learners agreed on (learner 0's), with their
+    version, to the workers."""
+    self.learner.set_weights(weights, force=True)
+    self.books["published"] += 1
+    return dict(applied=0, **self._who())
 
-    def load_state_dict(self, sd: dict, version_floor: Optional[int] = None) -> None:
-        self.learner.load_state_dict(sd, version_floor)
-        self.books = Counter(sd.get("ps_books", {}))
 
-    def load_checkpoint(self, path: Optional[str], version_floor: Optional[int] = None) -> int:
-        return self.learner.load_checkpoint(path, version_floor)
+@patch
+def _who(self: ParameterServer) -> dict:
+    "The server's identity and version, and the steps its optimizer skipped (`flat_step`)."
+    return dict(
+        policy_version=self.version,
+        incarnation=self.learner.incarnation,
+        restored_from=self.learner.restored_from,
+        **self.learner.opt.skip_counts(),
+    )
+
+
+@patch
+def take_lags(self: ParameterServer) -> list[int]:
+    lags, self.lags = self.lags, []
+    return lags
+
+
+@patch
+def metrics(self: ParameterServer) -> dict:
+    return dict(policy_version=self.version, **{f"ps_{k}": v for k, v in self.books.items()})
+
+
+@patch
+def state_dict(self: ParameterServer) -> dict:
+    return {**self.learner.state_dict(), "ps_books": dict(self.books)}
+
+
+@patch
+def load_state_dict(self: ParameterServer, sd: dict, version_floor: Optional[int] = None) -> None:
+    self.learner.load_state_dict(sd, version_floor)
+    self.books = Counter(sd.get("ps_books", {}))
+
+
+@patch
+def load_checkpoint(self: ParameterServer, path: Optional[str], version_floor: Optional[int] = None) -> int:
+    return self.learner.load_checkpoint(path, version_floor)

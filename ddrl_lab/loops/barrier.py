@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 import time
 
+from fastcore.basics import patch
+
 from ..config.schema import Config
 from .base import Loop, LoopHost, mean_or_nan
 from ..runtime import ActorDied
@@ -80,121 +82,133 @@ class BarrierLoop(Loop):
             for t in secs
         ]
 
-    def note_collect(self, worker: int, meta: dict) -> None:
-        """A worker's measured seconds per segment, as a moving average (what `worker_shares`
-        balances on)."""
-        if "collect_s" not in meta:
-            return
-        old = self.collect_s.get(worker)
-        self.collect_s[worker] = (
-            meta["collect_s"] if old is None else 0.7 * old + 0.3 * meta["collect_s"]
-        )
 
-    def launch(self, inflight: dict, n: int) -> None:
-        """Every idle one of the `n` workers starts its share of a round, with the newest weights
-        (under a network drill, once they have reached it: `weights_in_transit`)."""
-        idle = [
-            i
-            for i in range(n)
-            if i not in inflight and not self.weights_in_transit(i, self.weights_due)
+@patch
+def note_collect(self: BarrierLoop, worker: int, meta: dict) -> None:
+    """A worker's measured seconds per segment, as a moving average (what `worker_shares`
+    balances on)."""
+    if "collect_s" not in meta:
+        return
+    old = self.collect_s.get(worker)
+    self.collect_s[worker] = (
+        meta["collect_s"] if old is None else 0.7 * old + 0.3 * meta["collect_s"]
+    )
+
+# %% ../../nbs/loops/03_barrier.ipynb 5
+@patch
+def launch(self: BarrierLoop, inflight: dict, n: int) -> None:
+    """Every idle one of the `n` workers starts its share of a round, with the newest weights
+    (under a network drill, once they have reached it: `weights_in_transit`)."""
+    idle = [
+        i
+        for i in range(n)
+        if i not in inflight and not self.weights_in_transit(i, self.weights_due)
+    ]
+    if not idle:
+        return
+    weights = self.rt.call(self.learner, "get_weights")
+    shares = self.worker_shares(n)
+    # a worker's calls run in order: its last one done, all are
+    for i in idle:
+        self.weights_due.pop(i, None)
+        inflight[i] = [
+            self.rt.call(self.runners[i], "produce", weights, num_returns=2)
+            for _ in range(shares[i])
         ]
-        if not idle:
-            return
-        weights = self.rt.call(self.learner, "get_weights")
-        shares = self.worker_shares(n)
-        # a worker's calls run in order: its last one done, all are
-        for i in idle:
-            self.weights_due.pop(i, None)
-            inflight[i] = [
-                self.rt.call(self.runners[i], "produce", weights, num_returns=2)
-                for _ in range(shares[i])
-            ]
 
-    def arrivals(self, inflight: dict, got: list, arrive: dict, timeout: float) -> list:
-        """The workers whose round is done and whose segments have reached the learner (under a
-        network drill they take `links.transit_s` from when they were done)."""
-        waiting = {inflight[i][-1][0]: i for i in inflight if i not in got}
-        done = [waiting[ref] for ref in self.rt.ready(list(waiting), timeout=timeout)]
-        for i in done:
-            if i not in arrive:
-                arrive[i] = time.monotonic() + self.segments_transit_s(i, inflight[i])
-        new = [i for i in done if arrive[i] <= time.monotonic()]
-        # all done, some still on the wire: wait a little, not spin
-        if done and not new:
-            time.sleep(0.002)
-        return new
 
-    def segments_transit_s(self, worker: int, calls: list) -> float:
-        "How long `worker`'s finished segments take to reach the learner (0 without a drill)."
-        if not self.links.shaped:
-            return 0.0
-        try:
-            nbytes = sum(self.rt.get(meta)["nbytes"] for meta, _ in calls)
-        # (a dead worker's segments are lost anyway)
-        except ActorDied:
-            return 0.0
-        return self.links.transit_s(worker, nbytes)
+@patch
+def arrivals(self: BarrierLoop, inflight: dict, got: list, arrive: dict, timeout: float) -> list:
+    """The workers whose round is done and whose segments have reached the learner (under a
+    network drill they take `links.transit_s` from when they were done)."""
+    waiting = {inflight[i][-1][0]: i for i in inflight if i not in got}
+    done = [waiting[ref] for ref in self.rt.ready(list(waiting), timeout=timeout)]
+    for i in done:
+        if i not in arrive:
+            arrive[i] = time.monotonic() + self.segments_transit_s(i, inflight[i])
+    new = [i for i in done if arrive[i] <= time.monotonic()]
+    # all done, some still on the wire: wait a little, not spin
+    if done and not new:
+        time.sleep(0.002)
+    return new
 
-    def run(self) -> None:
-        rt, host, led = self.rt, self.host, self.ledger
-        # worker -> [(meta, segment) refs] still being produced
-        inflight: dict = {}
-        while host.running():
-            host.apply_knobs()
-            n = len(self.runners)  # workers may be added or removed live
-            for i in [i for i in inflight if i >= n]:
-                for _ in inflight.pop(i):
+
+@patch
+def segments_transit_s(self: BarrierLoop, worker: int, calls: list) -> float:
+    "How long `worker`'s finished segments take to reach the learner (0 without a drill)."
+    if not self.links.shaped:
+        return 0.0
+    try:
+        nbytes = sum(self.rt.get(meta)["nbytes"] for meta, _ in calls)
+    # (a dead worker's segments are lost anyway)
+    except ActorDied:
+        return 0.0
+    return self.links.transit_s(worker, nbytes)
+
+# %% ../../nbs/loops/03_barrier.ipynb 6
+@patch
+def run(self: BarrierLoop) -> None:
+    rt, host, led = self.rt, self.host, self.ledger
+    # worker -> [(meta, segment) refs] still being produced
+    inflight: dict = {}
+    while host.running():
+        host.apply_knobs()
+        n = len(self.runners)  # workers may be added or removed live
+        for i in [i for i in inflight if i >= n]:
+            for _ in inflight.pop(i):
+                led.lost(i)
+        need = max(1, math.ceil(self.config.sync.preempt_fraction * n))
+        self.launch(inflight, n)
+        t0, got, arrive = time.monotonic(), [], {}
+        # the barrier (all of them, unless preempting)
+        while len(got) < need:
+            self.launch(inflight, n)  # (those whose weights were still on the wire)
+            got += self.arrivals(inflight, got, arrive, timeout=0.05)
+        # and whoever else is done
+        got += self.arrivals(inflight, got, arrive, timeout=0)
+        self.stats.setdefault("barrier", []).append(time.monotonic() - t0)
+        if len(got) < n:
+            led.preempted_rounds(1)
+        segments = []
+        # a dead worker's segments are lost; the round goes on without it
+        for i in sorted(got):
+            for meta, seg in inflight.pop(i):
+                try:
+                    m = rt.get(meta)
+                except ActorDied:
                     led.lost(i)
-            need = max(1, math.ceil(self.config.sync.preempt_fraction * n))
+                    continue
+                led.produced(m)
+                segments.append(seg)
+                self.note_collect(i, m)
+        self.stats.setdefault("round", []).append(len(segments))
+        # the next round acts (with these weights) while this one trains
+        if self.config.topology.overlap_acting:
             self.launch(inflight, n)
-            t0, got, arrive = time.monotonic(), [], {}
-            # the barrier (all of them, unless preempting)
-            while len(got) < need:
-                self.launch(inflight, n)  # (those whose weights were still on the wire)
-                got += self.arrivals(inflight, got, arrive, timeout=0.05)
-            # and whoever else is done
-            got += self.arrivals(inflight, got, arrive, timeout=0)
-            self.stats.setdefault("barrier", []).append(time.monotonic() - t0)
-            if len(got) < n:
-                led.preempted_rounds(1)
-            segments = []
-            # a dead worker's segments are lost; the round goes on without it
-            for i in sorted(got):
-                for meta, seg in inflight.pop(i):
-                    try:
-                        m = rt.get(meta)
-                    except ActorDied:
-                        led.lost(i)
-                        continue
-                    led.produced(m)
-                    segments.append(seg)
-                    self.note_collect(i, m)
-            self.stats.setdefault("round", []).append(len(segments))
-            # the next round acts (with these weights) while this one trains
-            if self.config.topology.overlap_acting:
-                self.launch(inflight, n)
-            try:
-                info = rt.get(
-                    rt.call(self.learner, "update", *segments, version_floor=led.rows.version)
-                )
-            # the learner died: this round's segments are lost, counted
-            except ActorDied:
-                led.lost_with_learner(len(segments))
-                time.sleep(0.2)
-                continue
-            if host.trained(info):
-                break
-        pending = {meta: (i, seg) for i, calls in inflight.items() for meta, seg in calls}
-        # stragglers' segments at the stop: produced, not trained
-        led.dropped_at_stop(len(self.wind_down(pending)))
-        # (and any that did not come back in time)
-        for i, _ in pending.values():
-            led.lost(i)
+        try:
+            info = rt.get(
+                rt.call(self.learner, "update", *segments, version_floor=led.rows.version)
+            )
+        # the learner died: this round's segments are lost, counted
+        except ActorDied:
+            led.lost_with_learner(len(segments))
+            time.sleep(0.2)
+            continue
+        if host.trained(info):
+            break
+    pending = {meta: (i, seg) for i, calls in inflight.items() for meta, seg in calls}
+    # stragglers' segments at the stop: produced, not trained
+    led.dropped_at_stop(len(self.wind_down(pending)))
+    # (and any that did not come back in time)
+    for i, _ in pending.values():
+        led.lost(i)
 
-    def row(self) -> dict:
-        p, self.stats = self.stats, {}
-        return dict(
-            barrier_wait_ms=mean_or_nan(p.get("barrier"), 1e3),
-            preempted_rounds=self.ledger.books["preempted_rounds"],
-            round_segments=mean_or_nan(p.get("round")),
-        )
+
+@patch
+def row(self: BarrierLoop) -> dict:
+    p, self.stats = self.stats, {}
+    return dict(
+        barrier_wait_ms=mean_or_nan(p.get("barrier"), 1e3),
+        preempted_rounds=self.ledger.books["preempted_rounds"],
+        round_segments=mean_or_nan(p.get("round")),
+    )

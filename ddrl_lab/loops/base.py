@@ -14,6 +14,8 @@ from typing import Any, Optional, Protocol
 
 import numpy as np
 
+from fastcore.basics import patch
+
 from ..config.schema import Config
 from ..learners.algorithms import learner_class
 from ..runlog.metrics import RowBuilder
@@ -47,7 +49,7 @@ def compute_threads(obs_space) -> int:
     Measured on 2 cores."""
     return (os.cpu_count() or 1) if len(obs_space.shape) >= 3 else 1
 
-
+# %% ../../nbs/loops/02_base.ipynb 6
 class Ledger:
     """The books of a run, which every loop is handed: segments produced (by worker, with their env
     steps), rejected (with
@@ -119,79 +121,101 @@ class Ledger:
         "Segments dropped for their policy lag outside a learner (a parameter plane's round)."
         self.count("dropped_stale", n)
 
-    def rejected_segments(self, n: int) -> None:
-        "Segments a learner rejected, counted by the loop that called it."
-        self.count("rejected", n)
 
-    def preempted_rounds(self, n: int = 1) -> None:
-        "Sync rounds that went on without their stragglers (`preempt_fraction`)."
-        self.count("preempted_rounds", n)
+@patch
+def rejected_segments(self: Ledger, n: int) -> None:
+    "Segments a learner rejected, counted by the loop that called it."
+    self.count("rejected", n)
 
-    def lost_transitions(self, n: int) -> None:
-        "Env steps the central learner could not assemble into a segment (a worker restarted)."
-        self.count("lost_transitions", n)
+# %% ../../nbs/loops/02_base.ipynb 7
+@patch
+def preempted_rounds(self: Ledger, n: int = 1) -> None:
+    "Sync rounds that went on without their stragglers (`preempt_fraction`)."
+    self.count("preempted_rounds", n)
 
-    def group_rebuilds(self, n: int = 1) -> None:
-        "All-reduce groups formed again after a learner was lost."
-        self.count("learner_group_rebuilds", n)
 
-    def gradient_pushed(self, decision: str) -> None:
-        "A gradient pushed to the parameter server, and what it decided (applied, down-weighted...)."
-        self.count("gradients_pushed")
-        self.count(f"gradients_{decision}")
+@patch
+def lost_transitions(self: Ledger, n: int) -> None:
+    "Env steps the central learner could not assemble into a segment (a worker restarted)."
+    self.count("lost_transitions", n)
 
-    def downweighted_stale(self, n: int = 1) -> None:
-        "Stale gradients applied with a smaller weight."
-        self.count("downweighted_stale", n)
 
-    def late_pushes(self, n: int) -> None:
-        "Pushes that arrived after their round closed."
-        self.count("late_pushes", n)
+@patch
+def group_rebuilds(self: Ledger, n: int = 1) -> None:
+    "All-reduce groups formed again after a learner was lost."
+    self.count("learner_group_rebuilds", n)
 
-    def in_replay(self, n: int = 1) -> None:
-        "Segments handed to a replay shard."
-        self.count("in_replay", n)
 
-    def figures(self, write_failures: int) -> dict:
-        """The books as a metrics row reports them (with the metrics log's `write_failures` among
-        them), then each worker's env steps."""
-        b = self.books
-        return dict(
-            produced_segments=b["produced"],
-            trained_segments=b["trained"],
-            dropped_stale=b["dropped_stale"],
-            dropped_segments=b["dropped_stale"] + b["dropped_stop"],
-            lost_segments=b["lost_in_flight"] + b["lost_with_learner"],
-            learner_restarts=b["learner_restarts"],
-            checkpoint_failures=b["checkpoint_failures"],
-            metrics_write_failures=write_failures,
-            **{f"worker_{w}_env_steps": n for w, n in sorted(self.steps_by_worker.items())},
+@patch
+def gradient_pushed(self: Ledger, decision: str) -> None:
+    "A gradient pushed to the parameter server, and what it decided (applied, down-weighted...)."
+    self.count("gradients_pushed")
+    self.count(f"gradients_{decision}")
+
+
+@patch
+def downweighted_stale(self: Ledger, n: int = 1) -> None:
+    "Stale gradients applied with a smaller weight."
+    self.count("downweighted_stale", n)
+
+
+@patch
+def late_pushes(self: Ledger, n: int) -> None:
+    "Pushes that arrived after their round closed."
+    self.count("late_pushes", n)
+
+
+@patch
+def in_replay(self: Ledger, n: int = 1) -> None:
+    "Segments handed to a replay shard."
+    self.count("in_replay", n)
+
+
+@patch
+def figures(self: Ledger, write_failures: int) -> dict:
+    """The books as a metrics row reports them (with the metrics log's `write_failures` among
+    them), then each worker's env steps."""
+    b = self.books
+    return dict(
+        produced_segments=b["produced"],
+        trained_segments=b["trained"],
+        dropped_stale=b["dropped_stale"],
+        dropped_segments=b["dropped_stale"] + b["dropped_stop"],
+        lost_segments=b["lost_in_flight"] + b["lost_with_learner"],
+        learner_restarts=b["learner_restarts"],
+        checkpoint_failures=b["checkpoint_failures"],
+        metrics_write_failures=write_failures,
+        **{f"worker_{w}_env_steps": n for w, n in sorted(self.steps_by_worker.items())},
+    )
+
+
+@patch
+def to_meta(self: Ledger) -> dict:
+    "The books as meta.json keeps them (worker ids as strings: JSON's keys are)."
+    return dict(
+        books=dict(self.books),
+        produced_by_worker={str(k): v for k, v in sorted(self.produced_by_worker.items())},
+        rejected_by_worker={str(k): v for k, v in sorted(self.rejected_by_worker.items())},
+    )
+
+# %% ../../nbs/loops/02_base.ipynb 8
+@patch
+def restore(self: Ledger, meta: dict, driver: Optional[dict] = None) -> None:
+    """A resumed run's books go on: from its meta.json (`to_meta`), and the env steps by worker
+    from its checkpoint's `driver`."""
+    self.books = Counter(meta.get("books", {}))
+    self.produced_by_worker = Counter(
+        {int(k): v for k, v in meta.get("produced_by_worker", {}).items()}
+    )
+    self.rejected_by_worker = Counter(
+        {int(k): v for k, v in meta.get("rejected_by_worker", {}).items()}
+    )
+    if driver:
+        self.steps_by_worker = Counter(
+            {int(w): n for w, n in driver.get("steps_by_worker", {}).items()}
         )
 
-    def to_meta(self) -> dict:
-        "The books as meta.json keeps them (worker ids as strings: JSON's keys are)."
-        return dict(
-            books=dict(self.books),
-            produced_by_worker={str(k): v for k, v in sorted(self.produced_by_worker.items())},
-            rejected_by_worker={str(k): v for k, v in sorted(self.rejected_by_worker.items())},
-        )
-
-    def restore(self, meta: dict, driver: Optional[dict] = None) -> None:
-        """A resumed run's books go on: from its meta.json (`to_meta`), and the env steps by worker
-        from its checkpoint's `driver`."""
-        self.books = Counter(meta.get("books", {}))
-        self.produced_by_worker = Counter(
-            {int(k): v for k, v in meta.get("produced_by_worker", {}).items()}
-        )
-        self.rejected_by_worker = Counter(
-            {int(k): v for k, v in meta.get("rejected_by_worker", {}).items()}
-        )
-        if driver:
-            self.steps_by_worker = Counter(
-                {int(w): n for w, n in driver.get("steps_by_worker", {}).items()}
-            )
-
-# %% ../../nbs/loops/02_base.ipynb 9
+# %% ../../nbs/loops/02_base.ipynb 12
 class LoopHost(Protocol):
     """What a loop may ask of whoever runs it (the `Job`), and nothing else: the config and the books,
     the live knobs, the learner's class, where it runs and what it resumes from, and three calls back."""
@@ -216,7 +240,7 @@ class LoopHost(Protocol):
         "Apply the knob changes and drills queued since the last call (from the loop's thread)."
 
 
-# %% ../../nbs/loops/02_base.ipynb 10
+# %% ../../nbs/loops/02_base.ipynb 13
 class Loop:
     """One way of training: which components it spawns and how segments, weights and updates move
     between them.
@@ -288,191 +312,235 @@ class Loop:
     def rt(self):
         return self.host.runtime
 
-    # -- spawn, run, report
-    # --------------------------------------------------------------------------
-    def spawn(self, spaces: tuple, checkpoint_dir: str, force: bool, gpus: int) -> None:
-        """Start this loop's components on the runtime (`spaces`: observation and action space;
-        `gpus`: per computing learner)."""
-        raise NotImplementedError
 
-    def colocated_threads(self, spaces) -> dict:
-        """torch threads of a co-located job's components (all in this one process; torch's count is
-        per process)."""
-        return (
-            dict(num_threads=compute_threads(spaces[0]))
-            if self.config.topology.mode == "co-located"
-            else {}
+@patch
+# -- spawn, run, report
+# --------------------------------------------------------------------------
+def spawn(self: Loop, spaces: tuple, checkpoint_dir: str, force: bool, gpus: int) -> None:
+    """Start this loop's components on the runtime (`spaces`: observation and action space;
+    `gpus`: per computing learner)."""
+    raise NotImplementedError
+
+# %% ../../nbs/loops/02_base.ipynb 14
+@patch
+def colocated_threads(self: Loop, spaces) -> dict:
+    """torch threads of a co-located job's components (all in this one process; torch's count is
+    per process)."""
+    return (
+        dict(num_threads=compute_threads(spaces[0]))
+        if self.config.topology.mode == "co-located"
+        else {}
+    )
+
+
+@patch
+def spawn_runners(self: Loop, worker_cls=None, **kw) -> None:
+    """`topology.num_workers` env workers (each restartable, spread over the nodes); resumed
+    ones go on from their saved state."""
+    c = self.config
+    self.runners = [
+        self.rt.spawn(worker_cls or EnvRunner, c, w, restartable=True, spread=True, **kw)
+        for w in range(c.topology.num_workers)
+    ]
+    states = (self.host.resume_state or {}).get("driver", {}) or {}
+    if worker_cls is None and len(states.get("runners", [])) == len(self.runners):
+        self.rt.get(
+            [
+                self.rt.call(w, "load_state_dict", sd)
+                for w, sd in zip(self.runners, states["runners"])
+            ]
         )
 
-    def spawn_runners(self, worker_cls=None, **kw) -> None:
-        """`topology.num_workers` env workers (each restartable, spread over the nodes); resumed
-        ones go on from their saved state."""
-        c = self.config
-        self.runners = [
-            self.rt.spawn(worker_cls or EnvRunner, c, w, restartable=True, spread=True, **kw)
-            for w in range(c.topology.num_workers)
-        ]
-        states = (self.host.resume_state or {}).get("driver", {}) or {}
-        if worker_cls is None and len(states.get("runners", [])) == len(self.runners):
-            self.rt.get(
-                [
-                    self.rt.call(w, "load_state_dict", sd)
-                    for w, sd in zip(self.runners, states["runners"])
-                ]
+
+@patch
+def run(self: Loop) -> None:
+    raise NotImplementedError
+
+
+@patch
+def row(self: Loop) -> dict:
+    return {}  # this loop's figures for the next metrics row
+
+
+@patch
+def weights_in_transit(self: Loop, worker: int, due: dict) -> bool:
+    """Whether the weights are still on their way to `worker` under a network drill (they left
+    when it was first ready for them, `due` records when they arrive: `links.transit_s`)."""
+    if worker not in due:
+        if not self.links.shaped:
+            return False
+        if self.weight_bytes is None:
+            weights = self.rt.get(self.rt.call(self.learner, "get_weights"))
+            self.weight_bytes = nbytes_of(weights)
+        due[worker] = time.monotonic() + self.links.transit_s(worker, self.weight_bytes)
+    return time.monotonic() < due[worker]
+
+
+@patch
+def parts(self: Loop) -> dict:
+    "This loop's components by kind (their usage goes into the rows: `usage.UsageProbe`)."
+    return dict(learners=self.learner_targets(), workers=self.runners, shards=self.shards)
+
+
+@patch
+def state_actor(self: Loop):
+    return self.learner  # whose `state_dict` is the checkpoint
+
+
+@patch
+# whether the workers' states go into the checkpoint
+def runner_states(self: Loop) -> bool:
+    return True
+
+
+@patch
+# with each checkpoint: what else must save itself
+def snapshot(self: Loop) -> None:
+    pass
+
+# %% ../../nbs/loops/02_base.ipynb 15
+@patch
+def finish_meta(self: Loop) -> dict:
+    return {}  # what this loop adds to meta.json at the end
+
+
+@patch
+def learner_targets(self: Loop) -> list:
+    return [self.learner]  # who gets the learner's live knobs
+
+
+@patch
+# what drills can hit
+def drill_sizes(self: Loop) -> tuple:
+    return len(self.runners), len(self.shards), max(1, len(self.learners))
+
+
+@patch
+def driver_state(self: Loop) -> dict:
+    """What the loop needs to go on exactly after a resume: the row counters, the return window,
+    the books and
+    each worker's state (`EnvRunner.state_dict`; left out if a worker cannot answer). Plain data
+    and tensors.
+    The Job puts it in every checkpoint; `spawn_runners` gives the workers their states back."""
+    led = self.ledger
+    # the loop never started: nothing to go on from
+    if led.rows is None:
+        return {}
+    d = dict(
+        books=dict(led.books),
+        steps_by_worker={str(w): n for w, n in led.steps_by_worker.items()},
+        **led.rows.state(),
+    )
+    if self.runner_states() and self.runners:
+        try:
+            d["runners"] = self.rt.get(
+                [self.rt.call(w, "state_dict") for w in self.runners], timeout=5.0
             )
+        # a worker restarting: the resume starts all workers afresh
+        except Exception:
+            pass
+    return d
 
-    def run(self) -> None:
-        raise NotImplementedError
 
-    def row(self) -> dict:
-        return {}  # this loop's figures for the next metrics row
+@patch
+def apply(self: Loop, changed: dict, learner_knobs: tuple) -> None:
+    """Apply live knob changes (called from the loop's own thread): the learner's knobs go to
+    `learner_targets`."""
+    learner = {k: v for k, v in changed.items() if k in learner_knobs}
+    if learner:
+        self.rt.get([self.rt.call(t, "set_knobs", **learner) for t in self.learner_targets()])
 
-    def weights_in_transit(self, worker: int, due: dict) -> bool:
-        """Whether the weights are still on their way to `worker` under a network drill (they left
-        when it was first ready for them, `due` records when they arrive: `links.transit_s`)."""
-        if worker not in due:
-            if not self.links.shaped:
-                return False
-            if self.weight_bytes is None:
-                weights = self.rt.get(self.rt.call(self.learner, "get_weights"))
-                self.weight_bytes = nbytes_of(weights)
-            due[worker] = time.monotonic() + self.links.transit_s(worker, self.weight_bytes)
-        return time.monotonic() < due[worker]
 
-    def parts(self) -> dict:
-        "This loop's components by kind (their usage goes into the rows: `usage.UsageProbe`)."
-        return dict(learners=self.learner_targets(), workers=self.runners, shards=self.shards)
-
-    def state_actor(self):
-        return self.learner  # whose `state_dict` is the checkpoint
-
-    # whether the workers' states go into the checkpoint
-    def runner_states(self) -> bool:
-        return True
-
-    # with each checkpoint: what else must save itself
-    def snapshot(self) -> None:
-        pass
-
-    def finish_meta(self) -> dict:
-        return {}  # what this loop adds to meta.json at the end
-
-    def learner_targets(self) -> list:
-        return [self.learner]  # who gets the learner's live knobs
-
-    # what drills can hit
-    def drill_sizes(self) -> tuple:
-        return len(self.runners), len(self.shards), max(1, len(self.learners))
-
-    def driver_state(self) -> dict:
-        """What the loop needs to go on exactly after a resume: the row counters, the return window,
-        the books and
-        each worker's state (`EnvRunner.state_dict`; left out if a worker cannot answer). Plain data
-        and tensors.
-        The Job puts it in every checkpoint; `spawn_runners` gives the workers their states back."""
-        led = self.ledger
-        # the loop never started: nothing to go on from
-        if led.rows is None:
-            return {}
-        d = dict(
-            books=dict(led.books),
-            steps_by_worker={str(w): n for w, n in led.steps_by_worker.items()},
-            **led.rows.state(),
+@patch
+def resize(self: Loop, n: int) -> None:
+    """`n` acting workers from now on: a new one gets its own env seeds (its index, as at the
+    start) and asks Ray for
+    half a CPU, so it fits a cluster sized at start; a removed one is killed (its segment in
+    flight, if any, is lost)."""
+    while len(self.runners) < n:
+        self.runners.append(
+            self.rt.spawn(
+                EnvRunner,
+                self.config,
+                len(self.runners),
+                restartable=True,
+                spread=True,
+                num_cpus=0.5,
+            )
         )
-        if self.runner_states() and self.runners:
-            try:
-                d["runners"] = self.rt.get(
-                    [self.rt.call(w, "state_dict") for w in self.runners], timeout=5.0
-                )
-            # a worker restarting: the resume starts all workers afresh
-            except Exception:
-                pass
-        return d
+    while len(self.runners) > n:
+        self.rt.kill(self.runners.pop())
 
-    def apply(self, changed: dict, learner_knobs: tuple) -> None:
-        """Apply live knob changes (called from the loop's own thread): the learner's knobs go to
-        `learner_targets`."""
-        learner = {k: v for k, v in changed.items() if k in learner_knobs}
-        if learner:
-            self.rt.get([self.rt.call(t, "set_knobs", **learner) for t in self.learner_targets()])
 
-    def resize(self, n: int) -> None:
-        """`n` acting workers from now on: a new one gets its own env seeds (its index, as at the
-        start) and asks Ray for
-        half a CPU, so it fits a cluster sized at start; a removed one is killed (its segment in
-        flight, if any, is lost)."""
-        while len(self.runners) < n:
-            self.runners.append(
-                self.rt.spawn(
-                    EnvRunner,
-                    self.config,
-                    len(self.runners),
-                    restartable=True,
-                    spread=True,
-                    num_cpus=0.5,
-                )
-            )
-        while len(self.runners) > n:
-            self.rt.kill(self.runners.pop())
+@patch
+def disk_full(self: Loop, seconds: float) -> None:
+    "What the `disk_full` drill reaches besides the run directory (a loop with replay: its cold tiers)."
 
-    def disk_full(self, seconds: float) -> None:
-        "What the `disk_full` drill reaches besides the run directory (a loop with replay: its cold tiers)."
+# %% ../../nbs/loops/02_base.ipynb 16
+@patch
+def strike(self: Loop, fault: str, index: int, seconds: float) -> None:
+    """Fault drill `fault` on component `index` of this loop (checked by `drill_problem` first;
+    see `Job.inject`)."""
+    rt = self.rt
+    if fault == "poison":
+        rt.get(rt.call(self.runners[index], "set_knobs", poison=True))
+    elif fault == "kill_worker":
+        rt.crash(self.runners[index])
+    elif fault == "slow_worker":
+        rt.get(rt.call(self.runners[index], "set_knobs", delay_s=seconds))
+    elif fault == "kill_learner":
+        rt.crash(self.learner)
+    elif fault == "kill_replay_shard":
+        rt.crash(self.shards[index])
+    elif fault == "delay":
+        rt.get(rt.call(self.learner, "set_knobs", delay_s=seconds))
+    elif fault == "nan_grad":
+        rt.get(rt.call(self.gradient_learner(), "set_knobs", nan_grad_s=seconds))
 
-    def strike(self, fault: str, index: int, seconds: float) -> None:
-        """Fault drill `fault` on component `index` of this loop (checked by `drill_problem` first;
-        see `Job.inject`)."""
-        rt = self.rt
-        if fault == "poison":
-            rt.get(rt.call(self.runners[index], "set_knobs", poison=True))
-        elif fault == "kill_worker":
-            rt.crash(self.runners[index])
-        elif fault == "slow_worker":
-            rt.get(rt.call(self.runners[index], "set_knobs", delay_s=seconds))
-        elif fault == "kill_learner":
-            rt.crash(self.learner)
-        elif fault == "kill_replay_shard":
-            rt.crash(self.shards[index])
-        elif fault == "delay":
-            rt.get(rt.call(self.learner, "set_knobs", delay_s=seconds))
-        elif fault == "nan_grad":
-            rt.get(rt.call(self.gradient_learner(), "set_knobs", nan_grad_s=seconds))
 
-    def gradient_learner(self):
-        "The learner that computes gradients (a parameter plane's first member; else the learner)."
-        return self.learner
+@patch
+def gradient_learner(self: Loop):
+    "The learner that computes gradients (a parameter plane's first member; else the learner)."
+    return self.learner
 
-    # -- what every loop does with segments --------------------------------------------------------
-    def launch(self, pending: dict, idle_workers: set, weights) -> None:
-        """Every idle worker starts a segment with `weights`; `pending` maps its meta ref to
-        `(worker, segment ref)`."""
-        for i in sorted(idle_workers):
-            meta, seg = self.rt.call(self.runners[i], "produce", weights, num_returns=2)
-            pending[meta] = (i, seg)
-        idle_workers.clear()
 
-    def harvest(
-        self, pending: dict, idle_workers: Optional[set] = None, timeout: float = 0.002
-    ) -> list:
-        """The `(meta, segment ref)` of every finished, accepted segment (its worker idle again);
-        lost and rejected ones
-        are counted. The wind-down at stop is `harvest` with a long timeout: what comes back is
-        produced, not trained."""
-        out = []
-        for ref in self.rt.ready(list(pending), timeout=timeout):
-            i, seg = pending.pop(ref)
-            if idle_workers is not None:
-                idle_workers.add(i)
-            try:
-                meta = self.rt.get(ref)
-            except ActorDied:
-                self.ledger.lost(i)
-                continue
-            self.ledger.produced(meta)
-            if "rejected" not in meta:
-                out.append((meta, seg))
-        return out
+@patch
+# -- what every loop does with segments --------------------------------------------------------
+def launch(self: Loop, pending: dict, idle_workers: set, weights) -> None:
+    """Every idle worker starts a segment with `weights`; `pending` maps its meta ref to
+    `(worker, segment ref)`."""
+    for i in sorted(idle_workers):
+        meta, seg = self.rt.call(self.runners[i], "produce", weights, num_returns=2)
+        pending[meta] = (i, seg)
+    idle_workers.clear()
 
-    def wind_down(self, pending: dict) -> list:
-        """At the stop: the segments still in flight come back (up to 10 s), counted as produced;
-        the accepted ones, not trained."""
-        return self.harvest(pending, timeout=10.0)
+
+@patch
+def harvest(
+    self: Loop, pending: dict, idle_workers: Optional[set] = None, timeout: float = 0.002
+) -> list:
+    """The `(meta, segment ref)` of every finished, accepted segment (its worker idle again);
+    lost and rejected ones
+    are counted. The wind-down at stop is `harvest` with a long timeout: what comes back is
+    produced, not trained."""
+    out = []
+    for ref in self.rt.ready(list(pending), timeout=timeout):
+        i, seg = pending.pop(ref)
+        if idle_workers is not None:
+            idle_workers.add(i)
+        try:
+            meta = self.rt.get(ref)
+        except ActorDied:
+            self.ledger.lost(i)
+            continue
+        self.ledger.produced(meta)
+        if "rejected" not in meta:
+            out.append((meta, seg))
+    return out
+
+
+@patch
+def wind_down(self: Loop, pending: dict) -> list:
+    """At the stop: the segments still in flight come back (up to 10 s), counted as produced;
+    the accepted ones, not trained."""
+    return self.harvest(pending, timeout=10.0)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import time
 
+from fastcore.basics import patch
+
 from ..learners.central import CentralLearner, EnvWorker
 from ..learners.central_r2d2 import CentralReplay
 from ..config.schema import Config
@@ -80,83 +82,89 @@ class CentralLoop(Loop):
     def runner_states(self) -> bool:
         return False
 
-    def snapshot(self) -> None:
-        "R2D2's replay in the learner snapshots itself beside the checkpoint (`CentralReplay`)."
-        if not shard_sequences(self.config):
-            return
-        try:
-            self.rt.get(self.rt.call(self.learner, "snapshot"), timeout=60.0)
-        except Exception as e:  # (the run goes on; the next checkpoint tries again)
-            self.ledger.count("snapshot_failures")
-            self.host.meta["last_snapshot_error"] = repr(e)
 
-    def row(self) -> dict:
-        out = dict(lost_transitions=self.ledger.books["lost_transitions"])
-        try:
-            m = self.rt.get(self.rt.call(self.learner, "metrics"), timeout=5.0)
-        except Exception:
-            return out
-        # every inference call since the last row: into the job's histogram, not the row
-        self.host.call_times.observe("inference_latency_seconds", *m.pop("inference_calls_s"))
-        return {k: v for k, v in m.items() if k.startswith(("inference_", "replay_"))} | out
+@patch
+def snapshot(self: CentralLoop) -> None:
+    "R2D2's replay in the learner snapshots itself beside the checkpoint (`CentralReplay`)."
+    if not shard_sequences(self.config):
+        return
+    try:
+        self.rt.get(self.rt.call(self.learner, "snapshot"), timeout=60.0)
+    except Exception as e:  # (the run goes on; the next checkpoint tries again)
+        self.ledger.count("snapshot_failures")
+        self.host.meta["last_snapshot_error"] = repr(e)
 
-    def run(self) -> None:
-        rt, host, led, W = self.rt, self.host, self.ledger, len(self.runners)
-        # worker -> (ticket, step)
-        calls = {i: rt.call(w, "first", num_returns=2) for i, w in enumerate(self.runners)}
-        failing: dict = {}  # worker -> since when its calls fail
-        # longest-waiting first: a small batch serves all in turn
-        order = list(range(W))
-        collected_at = time.monotonic()
-        while host.running():
-            host.apply_knobs()
-            cap = int(self.knobs["inference_batch"]) or W
-            tickets = [calls[i][0] for i in order]
-            ready = set(rt.ready(tickets, timeout=0))
-            if len(ready) < cap:
-                ready = set(rt.ready(tickets, timeout=self.knobs["inference_timeout_ms"] / 1000.0))
-            ids = []
-            for i in [i for i in order if calls[i][0] in ready][:cap]:
-                try:
-                    ticket = rt.get(calls[i][0])
-                # the worker or the learner died under this call
-                except Exception as e:
-                    if time.monotonic() - failing.setdefault(i, time.monotonic()) > 120:
-                        raise RuntimeError(
-                            f"worker {i}: its calls have failed for 2 minutes, the last with {e!r}"
-                        ) from e
-                    calls[i] = rt.call(self.runners[i], "first", num_returns=2)
-                    continue
-                failing.pop(i, None)
-                led.note_incarnation(i, ticket["incarnation"])
-                ids.append(i)
-            order = [i for i in order if i not in ids] + ids
-            if ids:
-                out = rt.call(
-                    self.learner,
-                    "act",
-                    *[calls[i][1] for i in ids],
-                    num_returns=len(ids),
-                    version_floor=led.rows.version,
-                )
-                for i, action in zip(ids, out if len(ids) > 1 else [out]):
-                    calls[i] = rt.call(self.runners[i], "step", action, num_returns=2)
-            if time.monotonic() - collected_at >= 0.05 or not ids:
-                collected_at, done = time.monotonic(), False
-                try:
-                    got = rt.get(rt.call(self.learner, "collect"))
-                # the learner is restarting: collect next time
-                except ActorDied:
-                    continue
-                led.lost_transitions(got["lost_steps"])
-                for info in got["infos"]:
-                    for meta in info.pop("produced"):
-                        led.produced(
-                            dict(meta, incarnation=led.incarnations.get(meta["worker_id"]))
-                        )
-                    led.in_replay(info.pop("in_replay", 0))
-                    if host.trained(info):
-                        done = True
-                        break
-                if done:
+# %% ../../nbs/loops/06_central.ipynb 5
+@patch
+def row(self: CentralLoop) -> dict:
+    out = dict(lost_transitions=self.ledger.books["lost_transitions"])
+    try:
+        m = self.rt.get(self.rt.call(self.learner, "metrics"), timeout=5.0)
+    except Exception:
+        return out
+    # every inference call since the last row: into the job's histogram, not the row
+    self.host.call_times.observe("inference_latency_seconds", *m.pop("inference_calls_s"))
+    return {k: v for k, v in m.items() if k.startswith(("inference_", "replay_"))} | out
+
+
+@patch
+def run(self: CentralLoop) -> None:
+    rt, host, led, W = self.rt, self.host, self.ledger, len(self.runners)
+    # worker -> (ticket, step)
+    calls = {i: rt.call(w, "first", num_returns=2) for i, w in enumerate(self.runners)}
+    failing: dict = {}  # worker -> since when its calls fail
+    # longest-waiting first: a small batch serves all in turn
+    order = list(range(W))
+    collected_at = time.monotonic()
+    while host.running():
+        host.apply_knobs()
+        cap = int(self.knobs["inference_batch"]) or W
+        tickets = [calls[i][0] for i in order]
+        ready = set(rt.ready(tickets, timeout=0))
+        if len(ready) < cap:
+            ready = set(rt.ready(tickets, timeout=self.knobs["inference_timeout_ms"] / 1000.0))
+        ids = []
+        for i in [i for i in order if calls[i][0] in ready][:cap]:
+            try:
+                ticket = rt.get(calls[i][0])
+            # the worker or the learner died under this call
+            except Exception as e:
+                if time.monotonic() - failing.setdefault(i, time.monotonic()) > 120:
+                    raise RuntimeError(
+                        f"worker {i}: its calls have failed for 2 minutes, the last with {e!r}"
+                    ) from e
+                calls[i] = rt.call(self.runners[i], "first", num_returns=2)
+                continue
+            failing.pop(i, None)
+            led.note_incarnation(i, ticket["incarnation"])
+            ids.append(i)
+        order = [i for i in order if i not in ids] + ids
+        if ids:
+            out = rt.call(
+                self.learner,
+                "act",
+                *[calls[i][1] for i in ids],
+                num_returns=len(ids),
+                version_floor=led.rows.version,
+            )
+            for i, action in zip(ids, out if len(ids) > 1 else [out]):
+                calls[i] = rt.call(self.runners[i], "step", action, num_returns=2)
+        if time.monotonic() - collected_at >= 0.05 or not ids:
+            collected_at, done = time.monotonic(), False
+            try:
+                got = rt.get(rt.call(self.learner, "collect"))
+            # the learner is restarting: collect next time
+            except ActorDied:
+                continue
+            led.lost_transitions(got["lost_steps"])
+            for info in got["infos"]:
+                for meta in info.pop("produced"):
+                    led.produced(
+                        dict(meta, incarnation=led.incarnations.get(meta["worker_id"]))
+                    )
+                led.in_replay(info.pop("in_replay", 0))
+                if host.trained(info):
+                    done = True
                     break
+            if done:
+                break

@@ -11,6 +11,8 @@ from typing import Optional
 
 import torch
 
+from fastcore.basics import patch
+
 from ..config.schema import Config
 from ..envs.cpu import env_seeds
 from ..learners.collectives import GroupMean, init_group, meeting_address
@@ -105,48 +107,50 @@ class DeviceTrainer:
             self.delay_s = float(delay_s)
         return self.core.set_knobs(**knobs) if knobs else dict(self.core.knobs)
 
-    def step(self, version_floor: int = 0) -> dict:
-        "One rollout and (if clean) one update: the update's info, with the rollout as `produced`."
-        core = self.core
-        core.version = max(core.version, version_floor)
-        t0, steps0 = time.perf_counter(), core.env_steps
-        out = core.rollout()
-        t1 = time.perf_counter()
-        seg = dict(
+# %% ../../nbs/loops/08_device.ipynb 6
+@patch
+def step(self: DeviceTrainer, version_floor: int = 0) -> dict:
+    "One rollout and (if clean) one update: the update's info, with the rollout as `produced`."
+    core = self.core
+    core.version = max(core.version, version_floor)
+    t0, steps0 = time.perf_counter(), core.env_steps
+    out = core.rollout()
+    t1 = time.perf_counter()
+    seg = dict(
+        worker_id=core.rank,
+        incarnation=self.incarnation,
+        env_steps=core.env_steps - steps0,
+        collect_s=t1 - t0,
+    )
+    if out["clean"]:
+        stats = core.learn()
+    else:
+        stats = {}
+        seg["rejected"] = dict(
             worker_id=core.rank,
-            incarnation=self.incarnation,
-            env_steps=core.env_steps - steps0,
-            collect_s=t1 - t0,
-        )
-        if out["clean"]:
-            stats = core.learn()
-        else:
-            stats = {}
-            seg["rejected"] = dict(
-                worker_id=core.rank,
-                seq=core.updates,
-                policy_version=core.version,
-                reason="non-finite reward or observation",
-            )
-        if self.delay_s:
-            time.sleep(self.delay_s)
-        return dict(
-            produced=seg,
-            trained=int(out["clean"]),
-            rejected=0,
-            dropped_stale=0,
-            rejections=[],
+            seq=core.updates,
             policy_version=core.version,
-            episode_returns=out["episode_returns"],
-            version_lags=[0] * out["clean"],
-            update_s=time.perf_counter() - t1,
-            incarnation=self.incarnation,
-            restored_from=self.restored_from,
-            **{k: float(v) for k, v in stats.items()},
-            **core.opt.skip_counts(),
+            reason="non-finite reward or observation",
         )
+    if self.delay_s:
+        time.sleep(self.delay_s)
+    return dict(
+        produced=seg,
+        trained=int(out["clean"]),
+        rejected=0,
+        dropped_stale=0,
+        rejections=[],
+        policy_version=core.version,
+        episode_returns=out["episode_returns"],
+        version_lags=[0] * out["clean"],
+        update_s=time.perf_counter() - t1,
+        incarnation=self.incarnation,
+        restored_from=self.restored_from,
+        **{k: float(v) for k, v in stats.items()},
+        **core.opt.skip_counts(),
+    )
 
-# %% ../../nbs/loops/08_device.ipynb 8
+# %% ../../nbs/loops/08_device.ipynb 9
 def merged(infos: list[dict]) -> dict:
     """One update of a data-parallel group as the job folds it in: every member's trained segments,
     episodes and lags,
@@ -162,7 +166,7 @@ def merged(infos: list[dict]) -> dict:
         version_lags=[l for i in infos for l in i["version_lags"]],
     )
 
-
+# %% ../../nbs/loops/08_device.ipynb 10
 class DeviceLoop(Loop):
     """The all-on-device loop (`topology.mode: on-device`): one component, a `DeviceTrainer`, holds
     the torch env pool,
@@ -234,70 +238,81 @@ class DeviceLoop(Loop):
     def learner_class(cls, cfg: Config) -> type:
         return DeviceTrainer
 
-    @classmethod
-    def live_knobs(cls, cfg: Config, learner_knobs: tuple) -> dict:
-        return {k: getattr(cfg.algo, k) for k in learner_knobs if k in ondevice_core(cfg).KNOBS}
 
-    def spawn(self, spaces, checkpoint_dir, force, gpus) -> None:
-        """One trainer; or `topology.num_learners` of them (one GPU each on cuda), joined in one
-        all-reduce group."""
-        rt, n = self.rt, self.config.topology.num_learners
-        group = [
-            rt.spawn(
-                DeviceTrainer,
-                self.config,
-                checkpoint_dir=checkpoint_dir,
-                rank=r,
-                restartable=n == 1,
-                num_gpus=gpus,
+@patch(cls_method=True)
+def live_knobs(cls: DeviceLoop, cfg: Config, learner_knobs: tuple) -> dict:
+    return {k: getattr(cfg.algo, k) for k in learner_knobs if k in ondevice_core(cfg).KNOBS}
+
+# %% ../../nbs/loops/08_device.ipynb 11
+@patch
+def spawn(self: DeviceLoop, spaces, checkpoint_dir, force, gpus) -> None:
+    """One trainer; or `topology.num_learners` of them (one GPU each on cuda), joined in one
+    all-reduce group."""
+    rt, n = self.rt, self.config.topology.num_learners
+    group = [
+        rt.spawn(
+            DeviceTrainer,
+            self.config,
+            checkpoint_dir=checkpoint_dir,
+            rank=r,
+            restartable=n == 1,
+            num_gpus=gpus,
+        )
+        for r in range(n)
+    ]
+    self.learner = group[0]
+    if n > 1:
+        self.learners, address = group, rt.get(rt.call(group[0], "address"))
+        rt.get([rt.call(m, "join_group", address, n) for m in group], timeout=120)
+
+
+@patch
+def learner_targets(self: DeviceLoop) -> list:
+    return self.learners or [self.learner]
+
+
+@patch
+# worker 0 is the trainer's env pool
+def drill_sizes(self: DeviceLoop) -> tuple:
+    return 1, 0, 1
+
+
+@patch
+def strike(self: DeviceLoop, fault: str, index: int, seconds: float) -> None:
+    """The worker drills hit the pool inside the trainer: poison its rewards, kill its process,
+    or slow every step."""
+    rt = self.rt
+    if self.learners:
+        raise ValueError(
+            f"{fault}: the drills of a data-parallel on-device group are not available yet."
+        )
+    if fault in ("kill_worker", "kill_learner"):
+        rt.crash(self.learner)
+    elif fault == "poison":
+        rt.get(rt.call(self.learner, "set_knobs", poison=True))
+    elif fault in ("slow_worker", "delay"):
+        rt.get(rt.call(self.learner, "set_knobs", delay_s=seconds))
+    elif fault == "nan_grad":
+        rt.get(rt.call(self.learner, "set_knobs", nan_grad_s=seconds))
+
+
+@patch
+def run(self: DeviceLoop) -> None:
+    rt, host, led = self.rt, self.host, self.ledger
+    members = self.learners or [self.learner]
+    while host.running():
+        host.apply_knobs()
+        try:
+            infos = rt.get(
+                [rt.call(m, "step", version_floor=led.rows.version) for m in members]
             )
-            for r in range(n)
-        ]
-        self.learner = group[0]
-        if n > 1:
-            self.learners, address = group, rt.get(rt.call(group[0], "address"))
-            rt.get([rt.call(m, "join_group", address, n) for m in group], timeout=120)
-
-    def learner_targets(self) -> list:
-        return self.learners or [self.learner]
-
-    # worker 0 is the trainer's env pool
-    def drill_sizes(self) -> tuple:
-        return 1, 0, 1
-
-    def strike(self, fault: str, index: int, seconds: float) -> None:
-        """The worker drills hit the pool inside the trainer: poison its rewards, kill its process,
-        or slow every step."""
-        rt = self.rt
-        if self.learners:
-            raise ValueError(
-                f"{fault}: the drills of a data-parallel on-device group are not available yet."
-            )
-        if fault in ("kill_worker", "kill_learner"):
-            rt.crash(self.learner)
-        elif fault == "poison":
-            rt.get(rt.call(self.learner, "set_knobs", poison=True))
-        elif fault in ("slow_worker", "delay"):
-            rt.get(rt.call(self.learner, "set_knobs", delay_s=seconds))
-        elif fault == "nan_grad":
-            rt.get(rt.call(self.learner, "set_knobs", nan_grad_s=seconds))
-
-    def run(self) -> None:
-        rt, host, led = self.rt, self.host, self.ledger
-        members = self.learners or [self.learner]
-        while host.running():
-            host.apply_knobs()
-            try:
-                infos = rt.get(
-                    [rt.call(m, "step", version_floor=led.rows.version) for m in members]
-                )
-            except ActorDied:
-                if self.learners:
-                    raise  # (a group is not rebuilt yet)
-                # the rollout died with the trainer, which comes back from its checkpoint
-                led.lost(0)
-                continue
-            for info in infos:
-                led.produced(info.pop("produced"))
-            if host.trained(merged(infos)):
-                break
+        except ActorDied:
+            if self.learners:
+                raise  # (a group is not rebuilt yet)
+            # the rollout died with the trainer, which comes back from its checkpoint
+            led.lost(0)
+            continue
+        for info in infos:
+            led.produced(info.pop("produced"))
+        if host.trained(merged(infos)):
+            break

@@ -10,6 +10,8 @@ from collections import Counter, deque
 
 import numpy as np
 
+from fastcore.basics import patch
+
 from ..config.schema import Config
 from .base import Loop, LoopHost, mean_or_nan
 from ..runlog.run_dir import newest_checkpoint
@@ -110,205 +112,235 @@ class PlaneLoop(Loop):
         # async server: lag -> gradients
         self.grad_lags = {d: Counter() for d in ("applied", "downweighted", "dropped")}
 
-    def spawn(self, spaces, checkpoint_dir, force, gpus) -> None:
-        c, rt = self.config, self.rt
-        # (a group that heals is spawned again from these)
-        self.spawned = (spaces, checkpoint_dir, force, gpus)
-        if c.sync.aggregation in ("allreduce", "hybrid"):  # L learners in one all-reduce group
-            self.learners = self.group(*self.spawned)
-            # allreduce: learner 0 serves the weights
-            self.learner = self.learners[0]
-            # hybrid: a parameter server serves what learner 0 publishes
-            if c.sync.aggregation == "hybrid":
-                self.learner = rt.spawn(ParameterServer, c, *spaces, num_cpus=0, restartable=True)
-                # (it only relays weights: no CPU of its own)
-                self.publish()
-        # a parameter server and L gradient / local-step learners
-        else:
-            self.learner = rt.spawn(
-                ParameterServer,
-                c,
-                *spaces,
-                restartable=True,
-                checkpoint_dir=checkpoint_dir,
-                force_checkpoint=force,
-                num_cpus=0.5,
-            )
-            self.learners = [
-                rt.spawn(
-                    self.host.learner_cls, c, *spaces, restartable=True, num_cpus=0.5, num_gpus=gpus
-                )
-                for _ in range(c.topology.num_learners)
-            ]
-        self.spawn_runners()
 
-    def group(self, spaces, checkpoint_dir, force, gpus, version_floor=None) -> list:
-        """`topology.num_learners` learners in one all-reduce group (one CPU each: they compute in
-        lockstep), every one
-        from learner 0's state: the run's newest checkpoint, if it has one. With `version_floor` (a
-        group built again)
-        every member numbers its versions from there on, so versions stay monotonic."""
-        c, rt = self.config, self.rt
-        group = [
-            rt.spawn(
-                self.host.learner_cls,
-                c,
-                *spaces,
-                checkpoint_dir=checkpoint_dir if l == 0 else None,
-                force_checkpoint=force,
-                num_gpus=gpus,
-            )
-            for l in range(c.topology.num_learners)
-        ]
-        if len(group) > 1:
-            addr = rt.get(rt.call(group[0], "address"))
-            rt.get([rt.call(lr, "join_group", addr, l, len(group)) for l, lr in enumerate(group)])
-        if len(group) > 1 or version_floor is not None:  # one starting point (optimizer too)
-            sd = rt.call(group[0], "state_dict")
-            rt.get(
-                [
-                    rt.call(lr, "load_state_dict", sd, version_floor)
-                    for lr in group[version_floor is None :]
-                ]
-            )
-        return group
-
-    def failed(self, ref) -> bool:
-        "Whether the finished call `ref` failed because its learner died."
-        try:
-            self.rt.get(ref)
-            return False
-        except ActorDied:
-            return True
-
-    def heal(self) -> None:
-        """A learner of the all-reduce group died. The others would wait for it in the collective
-        without end, so the
-        whole group goes and is built again (`group`), every member from the run's newest checkpoint
-        (fresh weights if
-        there is none yet), numbering versions above the last one the rows saw; the live knobs go to
-        the new members,
-        and hybrid's server gets their weights. The caller counts the round's segments as
-        `lost_with_learner`."""
-        rt, led = self.rt, self.ledger
-        for lr in self.learners:
-            rt.kill(lr)
-        self.learners = self.group(*self.spawned, version_floor=led.rows.version)
-        if self.config.sync.aggregation == "allreduce":
-            self.learner = self.learners[0]
-        # the live knobs, as a change would send them
-        self.apply(dict(self.knobs), self.host.learner_cls.KNOBS)
-        if self.config.sync.aggregation == "hybrid":
+@patch
+def spawn(self: PlaneLoop, spaces, checkpoint_dir, force, gpus) -> None:
+    c, rt = self.config, self.rt
+    # (a group that heals is spawned again from these)
+    self.spawned = (spaces, checkpoint_dir, force, gpus)
+    if c.sync.aggregation in ("allreduce", "hybrid"):  # L learners in one all-reduce group
+        self.learners = self.group(*self.spawned)
+        # allreduce: learner 0 serves the weights
+        self.learner = self.learners[0]
+        # hybrid: a parameter server serves what learner 0 publishes
+        if c.sync.aggregation == "hybrid":
+            self.learner = rt.spawn(ParameterServer, c, *spaces, num_cpus=0, restartable=True)
+            # (it only relays weights: no CPU of its own)
             self.publish()
-        led.group_rebuilds(1)
-        ckpt = newest_checkpoint(self.spawned[1])
-        self.host.meta.setdefault("learner_group_rebuilds", []).append(
-            dict(
-                env_steps=led.rows.env_steps,
-                version_floor=led.rows.version,
-                restored_from=ckpt.name if ckpt else None,
+    # a parameter server and L gradient / local-step learners
+    else:
+        self.learner = rt.spawn(
+            ParameterServer,
+            c,
+            *spaces,
+            restartable=True,
+            checkpoint_dir=checkpoint_dir,
+            force_checkpoint=force,
+            num_cpus=0.5,
+        )
+        self.learners = [
+            rt.spawn(
+                self.host.learner_cls, c, *spaces, restartable=True, num_cpus=0.5, num_gpus=gpus
             )
+            for _ in range(c.topology.num_learners)
+        ]
+    self.spawn_runners()
+
+# %% ../../nbs/loops/07_plane.ipynb 9
+@patch
+def group(self: PlaneLoop, spaces, checkpoint_dir, force, gpus, version_floor=None) -> list:
+    """`topology.num_learners` learners in one all-reduce group (one CPU each: they compute in
+    lockstep), every one
+    from learner 0's state: the run's newest checkpoint, if it has one. With `version_floor` (a
+    group built again)
+    every member numbers its versions from there on, so versions stay monotonic."""
+    c, rt = self.config, self.rt
+    group = [
+        rt.spawn(
+            self.host.learner_cls,
+            c,
+            *spaces,
+            checkpoint_dir=checkpoint_dir if l == 0 else None,
+            force_checkpoint=force,
+            num_gpus=gpus,
         )
-
-    def strike(self, fault: str, index: int, seconds: float) -> None:
-        """`kill_learner` on index `i` > 0 kills member `i` of the all-reduce group (index 0: the
-        learner that serves the weights)."""
-        if fault == "kill_learner" and index > 0:
-            self.rt.crash(self.learners[index])
-        else:
-            super().strike(fault, index, seconds)
-
-    def gradient_learner(self):
-        return self.learners[0] if self.learners else self.learner
-
-    def state_actor(self):
-        "Hybrid: the server holds weights only, learner 0 the rest."
-        return self.learners[0] if self.config.sync.aggregation == "hybrid" else self.learner
-
-    def learner_targets(self) -> list:
-        return [self.learner] + [lr for lr in self.learners if lr is not self.learner]
-
-    def apply(self, changed: dict, learner_knobs: tuple) -> None:
-        # the server judges the staleness
-        if "max_staleness" in changed and self.learners[0] is not self.learner:
-            self.rt.get(
-                self.rt.call(self.learner, "set_knobs", max_staleness=changed["max_staleness"])
-            )
-        super().apply(changed, learner_knobs)
-
-    def publish(self) -> dict:
-        """Hybrid: learner 0's weights to the parameter server the workers read from. A server that
-        died is
-        restarted by the runtime (empty) and gets them again here: it holds nothing that is not on
-        learner 0."""
-        rt = self.rt
-        for attempt in range(100):
-            try:
-                return rt.get(
-                    rt.call(self.learner, "publish", rt.call(self.learners[0], "get_weights"))
-                )
-            except ActorDied:
-                if attempt == 99:
-                    raise
-                time.sleep(0.1)
-
-    def merge(self, infos: list[dict], server: dict) -> dict:
-        "Several learners' results as one update result, with the server's version and identity."
-        out = {
-            k: sum(i[k] for i in infos)
-            for k in ("segments", "rejected", "dropped_stale", "trained", "env_steps")
-        }
-        for k in ("episode_returns", "version_lags", "dropped_lags", "rejections"):
-            out[k] = [x for i in infos for x in i.get(k, [])]
-        stats = {k for i in infos for k, v in i.items() if isinstance(v, float)}
-        out.update({k: float(np.mean([i[k] for i in infos if k in i])) for k in stats})
-        # the learners' time adds up
-        out.update({k: sum(i.get(k, 0.0) for i in infos) for k in ("update_s", "decode_s")})
-        out.update(
-            policy_version=server["policy_version"],
-            incarnation=server["incarnation"],
-            restored_from=server["restored_from"],
+        for l in range(c.topology.num_learners)
+    ]
+    if len(group) > 1:
+        addr = rt.get(rt.call(group[0], "address"))
+        rt.get([rt.call(lr, "join_group", addr, l, len(group)) for l, lr in enumerate(group)])
+    if len(group) > 1 or version_floor is not None:  # one starting point (optimizer too)
+        sd = rt.call(group[0], "state_dict")
+        rt.get(
+            [
+                rt.call(lr, "load_state_dict", sd, version_floor)
+                for lr in group[version_floor is None :]
+            ]
         )
-        # steps skipped for a non-finite gradient: wherever the optimizer steps (members or server)
-        for k in ("skipped_updates", "skipped_in_a_row"):
-            out[k] = max(i.get(k, 0) for i in [*infos, server])
-        return out
+    return group
 
-    def note(self, rtt_s=(), barrier_wait_s=None, grad_lags=()) -> None:
-        p = self.stats
-        p.setdefault("rtt", []).extend(rtt_s)
-        self.host.call_times.observe("weight_sync_seconds", *rtt_s)
-        p.setdefault("lags", []).extend(grad_lags)
-        if barrier_wait_s is not None:
-            p.setdefault("barrier", []).append(barrier_wait_s)
 
-    def row(self) -> dict:
-        """Parameter-plane figures since the last row: learner round trips, barrier waits, gradient
-        lags, stale counts."""
-        p, self.stats, b = self.stats, {}, self.ledger.books
-        return dict(
-            sync_rtt_ms=mean_or_nan(p.get("rtt"), 1e3),
-            barrier_wait_ms=mean_or_nan(p.get("barrier"), 1e3),
-            grad_lag_mean=mean_or_nan(p.get("lags")),
-            grad_lag_max=int(max(p.get("lags") or [0])),
-            downweighted_stale=b["downweighted_stale"],
-            late_pushes=b["late_pushes"],
-            num_learners=len(self.learners),
-            learner_group_rebuilds=b["learner_group_rebuilds"],
+@patch
+def failed(self: PlaneLoop, ref) -> bool:
+    "Whether the finished call `ref` failed because its learner died."
+    try:
+        self.rt.get(ref)
+        return False
+    except ActorDied:
+        return True
+
+
+@patch
+def heal(self: PlaneLoop) -> None:
+    """A learner of the all-reduce group died. The others would wait for it in the collective
+    without end, so the
+    whole group goes and is built again (`group`), every member from the run's newest checkpoint
+    (fresh weights if
+    there is none yet), numbering versions above the last one the rows saw; the live knobs go to
+    the new members,
+    and hybrid's server gets their weights. The caller counts the round's segments as
+    `lost_with_learner`."""
+    rt, led = self.rt, self.ledger
+    for lr in self.learners:
+        rt.kill(lr)
+    self.learners = self.group(*self.spawned, version_floor=led.rows.version)
+    if self.config.sync.aggregation == "allreduce":
+        self.learner = self.learners[0]
+    # the live knobs, as a change would send them
+    self.apply(dict(self.knobs), self.host.learner_cls.KNOBS)
+    if self.config.sync.aggregation == "hybrid":
+        self.publish()
+    led.group_rebuilds(1)
+    ckpt = newest_checkpoint(self.spawned[1])
+    self.host.meta.setdefault("learner_group_rebuilds", []).append(
+        dict(
+            env_steps=led.rows.env_steps,
+            version_floor=led.rows.version,
+            restored_from=ckpt.name if ckpt else None,
         )
-
-    def finish_meta(self) -> dict:
-        return dict(
-            gradient_lags={
-                d: {str(k): v for k, v in sorted(c.items())} for d, c in self.grad_lags.items()
-            }
-        )
-
-    def unapplied_at_stop(self, pending: dict) -> int:
-        "Segments in flight at the stop: produced (counted), never applied."
-        return len(self.wind_down(pending))
+    )
 
 # %% ../../nbs/loops/07_plane.ipynb 10
+@patch
+def strike(self: PlaneLoop, fault: str, index: int, seconds: float) -> None:
+    """`kill_learner` on index `i` > 0 kills member `i` of the all-reduce group (index 0: the
+    learner that serves the weights)."""
+    if fault == "kill_learner" and index > 0:
+        self.rt.crash(self.learners[index])
+    else:
+        super(PlaneLoop, self).strike(fault, index, seconds)
+
+
+@patch
+def gradient_learner(self: PlaneLoop):
+    return self.learners[0] if self.learners else self.learner
+
+
+@patch
+def state_actor(self: PlaneLoop):
+    "Hybrid: the server holds weights only, learner 0 the rest."
+    return self.learners[0] if self.config.sync.aggregation == "hybrid" else self.learner
+
+
+@patch
+def learner_targets(self: PlaneLoop) -> list:
+    return [self.learner] + [lr for lr in self.learners if lr is not self.learner]
+
+
+@patch
+def apply(self: PlaneLoop, changed: dict, learner_knobs: tuple) -> None:
+    # the server judges the staleness
+    if "max_staleness" in changed and self.learners[0] is not self.learner:
+        self.rt.get(
+            self.rt.call(self.learner, "set_knobs", max_staleness=changed["max_staleness"])
+        )
+    super(PlaneLoop, self).apply(changed, learner_knobs)
+
+
+@patch
+def publish(self: PlaneLoop) -> dict:
+    """Hybrid: learner 0's weights to the parameter server the workers read from. A server that
+    died is
+    restarted by the runtime (empty) and gets them again here: it holds nothing that is not on
+    learner 0."""
+    rt = self.rt
+    for attempt in range(100):
+        try:
+            return rt.get(
+                rt.call(self.learner, "publish", rt.call(self.learners[0], "get_weights"))
+            )
+        except ActorDied:
+            if attempt == 99:
+                raise
+            time.sleep(0.1)
+
+
+@patch
+def merge(self: PlaneLoop, infos: list[dict], server: dict) -> dict:
+    "Several learners' results as one update result, with the server's version and identity."
+    out = {
+        k: sum(i[k] for i in infos)
+        for k in ("segments", "rejected", "dropped_stale", "trained", "env_steps")
+    }
+    for k in ("episode_returns", "version_lags", "dropped_lags", "rejections"):
+        out[k] = [x for i in infos for x in i.get(k, [])]
+    stats = {k for i in infos for k, v in i.items() if isinstance(v, float)}
+    out.update({k: float(np.mean([i[k] for i in infos if k in i])) for k in stats})
+    # the learners' time adds up
+    out.update({k: sum(i.get(k, 0.0) for i in infos) for k in ("update_s", "decode_s")})
+    out.update(
+        policy_version=server["policy_version"],
+        incarnation=server["incarnation"],
+        restored_from=server["restored_from"],
+    )
+    # steps skipped for a non-finite gradient: wherever the optimizer steps (members or server)
+    for k in ("skipped_updates", "skipped_in_a_row"):
+        out[k] = max(i.get(k, 0) for i in [*infos, server])
+    return out
+
+# %% ../../nbs/loops/07_plane.ipynb 11
+@patch
+def note(self: PlaneLoop, rtt_s=(), barrier_wait_s=None, grad_lags=()) -> None:
+    p = self.stats
+    p.setdefault("rtt", []).extend(rtt_s)
+    self.host.call_times.observe("weight_sync_seconds", *rtt_s)
+    p.setdefault("lags", []).extend(grad_lags)
+    if barrier_wait_s is not None:
+        p.setdefault("barrier", []).append(barrier_wait_s)
+
+
+@patch
+def row(self: PlaneLoop) -> dict:
+    """Parameter-plane figures since the last row: learner round trips, barrier waits, gradient
+    lags, stale counts."""
+    p, self.stats, b = self.stats, {}, self.ledger.books
+    return dict(
+        sync_rtt_ms=mean_or_nan(p.get("rtt"), 1e3),
+        barrier_wait_ms=mean_or_nan(p.get("barrier"), 1e3),
+        grad_lag_mean=mean_or_nan(p.get("lags")),
+        grad_lag_max=int(max(p.get("lags") or [0])),
+        downweighted_stale=b["downweighted_stale"],
+        late_pushes=b["late_pushes"],
+        num_learners=len(self.learners),
+        learner_group_rebuilds=b["learner_group_rebuilds"],
+    )
+
+
+@patch
+def finish_meta(self: PlaneLoop) -> dict:
+    return dict(
+        gradient_lags={
+            d: {str(k): v for k, v in sorted(c.items())} for d, c in self.grad_lags.items()
+        }
+    )
+
+
+@patch
+def unapplied_at_stop(self: PlaneLoop, pending: dict) -> int:
+    "Segments in flight at the stop: produced (counted), never applied."
+    return len(self.wind_down(pending))
+
+# %% ../../nbs/loops/07_plane.ipynb 13
 class PlaneSyncLoop(PlaneLoop):
     """Barrier over learners (`sync.mode: sync`): one segment from every worker, split into equal
     shares; each learner
@@ -378,7 +410,7 @@ class PlaneSyncLoop(PlaneLoop):
             if host.trained(self.merge(infos, server)):
                 break
 
-# %% ../../nbs/loops/07_plane.ipynb 12
+# %% ../../nbs/loops/07_plane.ipynb 15
 class PipelinedLoop(PlaneLoop):
     """async / soft over a parameter server: workers keep a short queue of segments filled; an idle
     learner takes its
@@ -489,7 +521,7 @@ class PipelinedLoop(PlaneLoop):
         led.lost_with_learner(sum(n for _, n, _ in busy.values()))
         led.dropped_at_stop(unapplied + self.unapplied_at_stop(pending) + len(ready))
 
-# %% ../../nbs/loops/07_plane.ipynb 14
+# %% ../../nbs/loops/07_plane.ipynb 17
 class HybridLoop(PlaneLoop):
     """hybrid, async: the parameter server faces the workers, all-reduce joins the learners. Workers
     run ahead on the
@@ -507,77 +539,79 @@ class HybridLoop(PlaneLoop):
     def applies(cls, cfg: Config) -> bool:
         return is_plane(cfg) and cfg.sync.aggregation == "hybrid"
 
-    def run(self) -> None:
-        rt, host, led = self.rt, self.host, self.ledger
-        L, W = len(self.learners), len(self.runners)
-        per = max(1, W // L)  # segments per learner per step
-        weights = rt.call(self.learner, "get_weights")
-        version = led.rows.version
-        ready, pending, idle_workers = deque(), {}, set(range(W))
-        round_refs, checked, t0, stale = None, set(), 0.0, []
-        republish_at = 4 * W  # stale drops since the last round that make it publish again
-        while host.running():
-            host.apply_knobs()
-            # backpressure: a short queue
-            if len(ready) < 2 * per * L:
-                self.launch(pending, idle_workers, weights)
-            ready.extend(
-                (meta["policy_version"], seg) for meta, seg in self.harvest(pending, idle_workers)
-            )
-            if round_refs is None:
-                fresh = [(v, s) for v, s in ready if version - v <= self.knobs["max_staleness"]]
-                stale += [
-                    version - v for v, _ in ready if version - v > self.knobs["max_staleness"]
-                ]
-                ready = deque(fresh)
-                # a server restarted after the last publish serves older weights than the learners'
-                # (every segment made with them is stale, and no round comes): publish again
-                if len(stale) >= republish_at:
-                    server = self.publish()
-                    weights, version = (
-                        rt.call(self.learner, "get_weights"),
-                        server["policy_version"],
-                    )
-                    republish_at = len(stale) + 4 * W
-                if len(ready) >= per * L:
-                    segs = [ready.popleft() for _ in range(per * L)]
-                    lags = [version - v for v, _ in segs]
-                    round_refs, checked = (
-                        [
-                            rt.call(lr, "update", *[s for _, s in segs[l::L]])
-                            for l, lr in enumerate(self.learners)
-                        ],
-                        set(),
-                    )
-                    t0 = time.monotonic()
-            finished = rt.ready(round_refs, timeout=0.002) if round_refs is not None else []
-            # a member died: the rest wait for it
-            if any(self.failed(r) for r in finished if r not in checked):
-                led.lost_with_learner(per * L)
-                round_refs = None
-                self.heal()
-                continue
-            # (each finished call is looked at once)
-            checked.update(finished)
-            if round_refs is not None and len(finished) == L:
-                refs, round_refs = round_refs, None
-                infos = rt.get(refs)
+# %% ../../nbs/loops/07_plane.ipynb 18
+@patch
+def run(self: HybridLoop) -> None:
+    rt, host, led = self.rt, self.host, self.ledger
+    L, W = len(self.learners), len(self.runners)
+    per = max(1, W // L)  # segments per learner per step
+    weights = rt.call(self.learner, "get_weights")
+    version = led.rows.version
+    ready, pending, idle_workers = deque(), {}, set(range(W))
+    round_refs, checked, t0, stale = None, set(), 0.0, []
+    republish_at = 4 * W  # stale drops since the last round that make it publish again
+    while host.running():
+        host.apply_knobs()
+        # backpressure: a short queue
+        if len(ready) < 2 * per * L:
+            self.launch(pending, idle_workers, weights)
+        ready.extend(
+            (meta["policy_version"], seg) for meta, seg in self.harvest(pending, idle_workers)
+        )
+        if round_refs is None:
+            fresh = [(v, s) for v, s in ready if version - v <= self.knobs["max_staleness"]]
+            stale += [
+                version - v for v, _ in ready if version - v > self.knobs["max_staleness"]
+            ]
+            ready = deque(fresh)
+            # a server restarted after the last publish serves older weights than the learners'
+            # (every segment made with them is stale, and no round comes): publish again
+            if len(stale) >= republish_at:
                 server = self.publish()
-                self.note(rtt_s=[time.monotonic() - t0], grad_lags=lags)
-                weights, version = rt.call(self.learner, "get_weights"), server["policy_version"]
-                info = self.merge(infos, server)
-                info["dropped_stale"] += len(stale)
-                info["dropped_lags"] += stale
-                stale, republish_at = [], 4 * W
-                if host.trained(info):
-                    break
-        # wind down: the round in flight finishes and is counted; queued and in-flight segments are
-        # dropped at the stop
-        if round_refs is not None:
-            finished = rt.ready(round_refs, timeout=10.0)
-            if len(finished) == L and not any(self.failed(r) for r in finished):
-                host.trained(self.merge(rt.get(round_refs), self.publish()), final=True)
-            else:
-                led.lost_with_learner(per * L)
-        led.dropped_stale(len(stale))
-        led.dropped_at_stop(len(ready) + self.unapplied_at_stop(pending))
+                weights, version = (
+                    rt.call(self.learner, "get_weights"),
+                    server["policy_version"],
+                )
+                republish_at = len(stale) + 4 * W
+            if len(ready) >= per * L:
+                segs = [ready.popleft() for _ in range(per * L)]
+                lags = [version - v for v, _ in segs]
+                round_refs, checked = (
+                    [
+                        rt.call(lr, "update", *[s for _, s in segs[l::L]])
+                        for l, lr in enumerate(self.learners)
+                    ],
+                    set(),
+                )
+                t0 = time.monotonic()
+        finished = rt.ready(round_refs, timeout=0.002) if round_refs is not None else []
+        # a member died: the rest wait for it
+        if any(self.failed(r) for r in finished if r not in checked):
+            led.lost_with_learner(per * L)
+            round_refs = None
+            self.heal()
+            continue
+        # (each finished call is looked at once)
+        checked.update(finished)
+        if round_refs is not None and len(finished) == L:
+            refs, round_refs = round_refs, None
+            infos = rt.get(refs)
+            server = self.publish()
+            self.note(rtt_s=[time.monotonic() - t0], grad_lags=lags)
+            weights, version = rt.call(self.learner, "get_weights"), server["policy_version"]
+            info = self.merge(infos, server)
+            info["dropped_stale"] += len(stale)
+            info["dropped_lags"] += stale
+            stale, republish_at = [], 4 * W
+            if host.trained(info):
+                break
+    # wind down: the round in flight finishes and is counted; queued and in-flight segments are
+    # dropped at the stop
+    if round_refs is not None:
+        finished = rt.ready(round_refs, timeout=10.0)
+        if len(finished) == L and not any(self.failed(r) for r in finished):
+            host.trained(self.merge(rt.get(round_refs), self.publish()), final=True)
+        else:
+            led.lost_with_learner(per * L)
+    led.dropped_stale(len(stale))
+    led.dropped_at_stop(len(ready) + self.unapplied_at_stop(pending))

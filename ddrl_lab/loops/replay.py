@@ -93,29 +93,33 @@ class ReplayLoop(Loop):
         "Shard `s`'s share of a replay of `steps` env steps, in its items (R2D2: sequences)."
         return share(replay_items(self.config, steps), self.config.replay.shards, s)
 
-    def disk_full(self, seconds: float) -> None:
-        "The `disk_full` drill reaches the shards' cold tiers: their writes fail for `seconds`."
-        for sh in self.shards:
-            self.rt.call(sh, "hold_cold_writes", seconds)
 
-    def apply(self, changed: dict, learner_knobs: tuple) -> None:
-        super().apply(changed, learner_knobs)
-        # each shard holds its share; shrinking evicts the oldest first
-        if "replay_capacity" in changed:
-            # a shard restarting now gets it when its restart is noticed
-            for s, sh in enumerate(self.shards):
-                try:
-                    self.rt.get(
-                        self.rt.call(
-                            sh,
-                            "set_knobs",
-                            capacity=self.shard_capacity(changed["replay_capacity"], s),
-                        )
-                    )
-                except ActorDied:
-                    pass
+@patch
+def disk_full(self: ReplayLoop, seconds: float) -> None:
+    "The `disk_full` drill reaches the shards' cold tiers: their writes fail for `seconds`."
+    for sh in self.shards:
+        self.rt.call(sh, "hold_cold_writes", seconds)
 
 # %% ../../nbs/loops/05_replay.ipynb 6
+@patch
+def apply(self: ReplayLoop, changed: dict, learner_knobs: tuple) -> None:
+    super(ReplayLoop, self).apply(changed, learner_knobs)
+    # each shard holds its share; shrinking evicts the oldest first
+    if "replay_capacity" in changed:
+        # a shard restarting now gets it when its restart is noticed
+        for s, sh in enumerate(self.shards):
+            try:
+                self.rt.get(
+                    self.rt.call(
+                        sh,
+                        "set_knobs",
+                        capacity=self.shard_capacity(changed["replay_capacity"], s),
+                    )
+                )
+            except ActorDied:
+                pass
+
+# %% ../../nbs/loops/05_replay.ipynb 7
 def shard_settings(cfg: Config, s: int, run_dir) -> dict:
     """What replay shard `s` is built with, its snapshots and cold tier under `run_dir` (a `Path`):
     the loop spawns it with them, the planner times one (`bench/07_calibrate`)."""
@@ -137,7 +141,7 @@ def shard_settings(cfg: Config, s: int, run_dir) -> dict:
         **shard_sequences(cfg),
     )
 
-# %% ../../nbs/loops/05_replay.ipynb 8
+# %% ../../nbs/loops/05_replay.ipynb 9
 @patch
 def run(self: ReplayLoop) -> None:
     rt, c, a, host, led = self.rt, self.config, self.config.algo, self.host, self.ledger
@@ -231,7 +235,7 @@ def run(self: ReplayLoop) -> None:
     led.dropped_at_stop(len(self.wind_down(pending)))
     self.books_at_end()
 
-# %% ../../nbs/loops/05_replay.ipynb 10
+# %% ../../nbs/loops/05_replay.ipynb 11
 @patch
 def rate_limiter(self: ReplayLoop, n: int) -> tuple[RateLimiter, int]:
     "The limiter of `replay_rate_limits` for `n` workers, and `max_k`."
@@ -259,7 +263,7 @@ def replay_rate_limits(cfg: Config, n: int) -> tuple[tuple, int]:
     lo = (first - 1) * a.updates_per_segment
     return (a.updates_per_segment, first, lo, lo + 2 * max_k + n * a.updates_per_segment), max_k
 
-# %% ../../nbs/loops/05_replay.ipynb 14
+# %% ../../nbs/loops/05_replay.ipynb 15
 @patch
 def books_at_end(self: ReplayLoop) -> None:
     """Transitions sent to each shard against what it holds in its books (`added`, carried through
@@ -334,7 +338,7 @@ def row(self: ReplayLoop) -> dict:
         ),
     )
 
-
+# %% ../../nbs/loops/05_replay.ipynb 16
 @patch
 def snapshot(self: ReplayLoop) -> None:
     "Each replay shard snapshots itself (write, then rename) next to the learner's checkpoint."

@@ -55,6 +55,7 @@ IMPLEMENTED = {
     "sync.aggregation": ("parameter-server", "allreduce", "hybrid"),
 }
 
+
 FAULT_NAMES = (
     "poison",
     "kill_worker",
@@ -66,6 +67,8 @@ FAULT_NAMES = (
     "nan_grad",
     *NET_FAULTS,
 )
+
+
 NET_DRILL_S = 10.0  # how long a network drill lasts unless its FOR_S says
 
 
@@ -87,7 +90,7 @@ def _fault_fields(parts: list, where: str) -> tuple[int, str, int, float, float]
         ) from None
     return at, fault, worker, value, for_s
 
-
+# %% ../../nbs/loops/09_topologies.ipynb 6
 def parse_fault(spec: str, index: int = 0) -> tuple[int, str, int, float, float]:
     """`ENV_STEPS:FAULT[:WORKER[:SECONDS]]` as `(env_steps, fault, worker, value, for_s)`, or a
     `ConfigError` naming `run.faults[index]`. The network drills take `WORKER` `*` (every worker:
@@ -143,7 +146,7 @@ def network_drill_problem(fault: str, loop) -> str:
         f"and the channel loop (async, one learner)."
     )
 
-
+# %% ../../nbs/loops/09_topologies.ipynb 7
 def drill_problem(
     fault: str, index: int, workers: int, shards: int, learners: int, group: bool = False
 ) -> Optional[str]:
@@ -215,7 +218,7 @@ def _made_env_problems(env: EnvConfig) -> list[str]:
         return [f"{made}: the env could not be made ({type(e).__name__}: {e})."]
     return space_problems(*spaces)
 
-
+# %% ../../nbs/loops/09_topologies.ipynb 8
 def check_supported(cfg: Config) -> None:
     "Raise `ConfigError` naming every setting this version cannot run yet."
     problems = []
@@ -289,7 +292,7 @@ def check_supported(cfg: Config) -> None:
     if problems or env:
         raise ConfigError(problems + env)
 
-# %% ../../nbs/loops/09_topologies.ipynb 8
+# %% ../../nbs/loops/09_topologies.ipynb 11
 KNOB_KEYS = {
     "lr": "algo.lr",
     "ent_coef": "algo.ent_coef",
@@ -352,7 +355,7 @@ def checked_knobs(live: Config, knobs: dict, names: list, shards: int) -> tuple[
         for k in knobs
     }
 
-# %% ../../nbs/loops/09_topologies.ipynb 11
+# %% ../../nbs/loops/09_topologies.ipynb 14
 def gpus_per_learner(cfg: Config, need: int, have: float) -> int:
     """GPUs each learner-side actor that computes (the learner, each of `topology.num_learners`, the
     central-inference
@@ -426,7 +429,7 @@ def join_cluster(cfg: Config, loop: Optional[type] = None):
         raise
     return runtime
 
-
+# %% ../../nbs/loops/09_topologies.ipynb 15
 def claim_cluster(cfg: Config, loop: Optional[type] = None) -> tuple:
     """`(runtime, GPUs per learner)` for a job before its run directory exists: the cluster at
     `run.ray_address` joined (a decoupled Ray job; else None, the job starts its own later) and the GPUs

@@ -13,6 +13,8 @@ import torch
 from torch import nn
 from torch.distributions import Categorical
 
+from fastcore.basics import patch
+
 from .recurrent_state import EnvStates  # (its home: 05b; every holder imports it from here)
 from .packed_unroll import packed_core
 
@@ -164,7 +166,7 @@ class FeedForwardPolicy(nn.Module):
         "`unroll` without the states: logits or q `(T, B, A)` and values `(T, B)`."
         return self.unroll(obs, state0, first)[:2]
 
-
+# %% ../../nbs/nn/02_models.ipynb 14
 class ActorCritic(FeedForwardPolicy):
     """Policy logits and state value from separate torsos (or one shared), observations scaled by
     `scale`. Feed-forward: its recurrent state is zero-width."""
@@ -223,7 +225,7 @@ class ActorCritic(FeedForwardPolicy):
         the same draws from the same `generator`, without a `Categorical` per env step."""
         return sample_actions(self.actor(self._features(obs)), generator)
 
-# %% ../../nbs/nn/02_models.ipynb 17
+# %% ../../nbs/nn/02_models.ipynb 18
 def epsilon_greedy_probs(q: torch.Tensor, epsilon: torch.Tensor) -> torch.Tensor:
     """The epsilon-greedy policy of Q values `(B, A)`: `epsilon / A` on every action, plus
     `1 - epsilon` on the greedy one (ties to the lowest index)."""
@@ -301,7 +303,7 @@ class QNetwork(EpsilonGreedy, FeedForwardPolicy):
         (`sample_actions` on the log of `probs`, as `dist` would draw them)."""
         return sample_actions(self.policy_logits(self.q(obs)), generator)
 
-# %% ../../nbs/nn/02_models.ipynb 23
+# %% ../../nbs/nn/02_models.ipynb 24
 RNN_CELLS = {"lstm": nn.LSTMCell, "gru": nn.GRUCell}
 
 
@@ -375,33 +377,37 @@ class RecurrentCore(nn.Module):
         out, value = self._heads(h)
         return out, value, state
 
-    def unroll(self, obs: torch.Tensor, state0: torch.Tensor, first: Optional[torch.Tensor] = None):
-        """`T` steps of `B` envs, `obs` `(T, B, ...)` from `state0` `(B, S)` with `first` `(T, B)`:
-        logits (or Q) `(T, B, A)`, values `(T, B)` and the state after each step `(T, B, S)`."""
-        T, B = obs.shape[:2]
-        x = self._features(obs.flatten(0, 1))
-        x = x.view(T, B, -1)
-        outputs, states = [], []
-        state = state0
-        for t in range(T):
-            h, state = self._core(x[t], state, None if first is None else first[t])
-            outputs.append(h)
-            states.append(state)
-        out, values = self._heads(torch.stack(outputs))
-        return out, values, torch.stack(states)
+# %% ../../nbs/nn/02_models.ipynb 25
+@patch
+def unroll(self: RecurrentCore, obs: torch.Tensor, state0: torch.Tensor, first: Optional[torch.Tensor] = None):
+    """`T` steps of `B` envs, `obs` `(T, B, ...)` from `state0` `(B, S)` with `first` `(T, B)`:
+    logits (or Q) `(T, B, A)`, values `(T, B)` and the state after each step `(T, B, S)`."""
+    T, B = obs.shape[:2]
+    x = self._features(obs.flatten(0, 1))
+    x = x.view(T, B, -1)
+    outputs, states = [], []
+    state = state0
+    for t in range(T):
+        h, state = self._core(x[t], state, None if first is None else first[t])
+        outputs.append(h)
+        states.append(state)
+    out, values = self._heads(torch.stack(outputs))
+    return out, values, torch.stack(states)
 
-    def unroll_outputs(
-        self, obs: torch.Tensor, state0: torch.Tensor, first: Optional[torch.Tensor] = None
-    ):
-        """`unroll`'s logits (or Q) and values without the per-step states (the learner's gradient
-        path): the core in one fused call over the episode fragments (`nn/01_packed_unroll`); under
-        a lower-precision autocast, `unroll`'s steps."""
-        T, B = obs.shape[:2]
-        x = self._features(obs.flatten(0, 1)).view(T, B, -1)
-        if x.dtype != self.core.weight_hh.dtype:
-            return self.unroll(obs, state0, first)[:2]
-        h = packed_core(self.core, self.rnn, x, state0, first)
-        return self._heads(h)
+
+@patch
+def unroll_outputs(
+    self: RecurrentCore, obs: torch.Tensor, state0: torch.Tensor, first: Optional[torch.Tensor] = None
+):
+    """`unroll`'s logits (or Q) and values without the per-step states (the learner's gradient
+    path): the core in one fused call over the episode fragments (`nn/01_packed_unroll`); under
+    a lower-precision autocast, `unroll`'s steps."""
+    T, B = obs.shape[:2]
+    x = self._features(obs.flatten(0, 1)).view(T, B, -1)
+    if x.dtype != self.core.weight_hh.dtype:
+        return self.unroll(obs, state0, first)[:2]
+    h = packed_core(self.core, self.rnn, x, state0, first)
+    return self._heads(h)
 
 
 class RecurrentActorCritic(RecurrentCore):
@@ -415,7 +421,7 @@ class RecurrentActorCritic(RecurrentCore):
     def _heads(self, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         return self.actor(h).float(), self.critic(h).squeeze(-1).float()
 
-# %% ../../nbs/nn/02_models.ipynb 29
+# %% ../../nbs/nn/02_models.ipynb 31
 def policy_act(
     model: nn.Module,
     obs: torch.Tensor,
@@ -433,7 +439,7 @@ def policy_act(
     actions, logp = sample_actions(model.policy_logits(out), generator)
     return actions, logp, state
 
-# %% ../../nbs/nn/02_models.ipynb 32
+# %% ../../nbs/nn/02_models.ipynb 34
 class RecurrentQNetwork(EpsilonGreedy, RecurrentCore):
     """Q values from one torso, a recurrent core (`lstm` or `gru`) and a linear head; acts
     epsilon-greedily, `epsilon` travelling with the weights."""
@@ -446,7 +452,7 @@ class RecurrentQNetwork(EpsilonGreedy, RecurrentCore):
         q = self.head(h).float()
         return q, q.max(-1).values
 
-# %% ../../nbs/nn/02_models.ipynb 35
+# %% ../../nbs/nn/02_models.ipynb 37
 def space_problems(obs_space: gym.Space, action_space: gym.Space, torso: str = "auto") -> list[str]:
     "Why the models (with this `torso`) cannot handle these spaces, or []."
     p = []
@@ -474,7 +480,7 @@ def _obs_scale(obs_space: gym.spaces.Box) -> float:
         else 1.0
     )
 
-# %% ../../nbs/nn/02_models.ipynb 36
+# %% ../../nbs/nn/02_models.ipynb 38
 def _build(
     cls: type,
     obs_space: gym.Space,
@@ -528,7 +534,7 @@ def build_q_model(
         return _build(RecurrentQNetwork, *args, (rnn, rnn_size), channels_last)
     return _build(QNetwork, *args, (dueling,), channels_last)
 
-# %% ../../nbs/nn/02_models.ipynb 38
+# %% ../../nbs/nn/02_models.ipynb 40
 def make_policy(
     cfg,
     obs_space: gym.Space,
@@ -567,7 +573,7 @@ def make_policy(
         )
     return model.to(device) if device is not None else model
 
-# %% ../../nbs/nn/02_models.ipynb 42
+# %% ../../nbs/nn/02_models.ipynb 44
 def get_weights(model: nn.Module) -> dict[str, np.ndarray]:
     "The model's parameters and buffers as NumPy arrays (copies)."
     return {k: v.detach().cpu().numpy().copy() for k, v in model.state_dict().items()}

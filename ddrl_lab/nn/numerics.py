@@ -59,6 +59,8 @@ def bf16_warning(setting, device="cpu") -> Optional[str]:
 # %% ../../nbs/nn/03_numerics.ipynb 11
 # a variant must measure at least this much faster than the choice before it to be chosen
 VARIANT_MARGIN = 1.05
+
+
 MEASURE_BATCH = 256  # the largest batch measured (the choice is the same beyond it)
 
 
@@ -109,7 +111,7 @@ def _allowed(setting, auto: tuple) -> tuple:
     "The values a setting allows: what `auto` may pick, or the one it forces."
     return auto if setting == "auto" else (bool(setting),)
 
-
+# %% ../../nbs/nn/03_numerics.ipynb 12
 def choose_variant(
     bf16_setting,
     layout_setting,
@@ -144,7 +146,7 @@ def choose_variant(
             chosen = variant
     return chosen
 
-# %% ../../nbs/nn/03_numerics.ipynb 15
+# %% ../../nbs/nn/03_numerics.ipynb 16
 @dataclass(frozen=True)
 class Numerics:
     """How one component computes: bf16 autocast or not, channels-last or not, and the warning of an
@@ -186,7 +188,7 @@ def choose_numerics(
     )
     return Numerics(bf16, layout, bf16_warning(algo.bf16, device))
 
-# %% ../../nbs/nn/03_numerics.ipynb 18
+# %% ../../nbs/nn/03_numerics.ipynb 19
 def cpu_model() -> str:
     "The CPU model named in /proc/cpuinfo (`platform.processor()` elsewhere)."
     try:
@@ -217,7 +219,7 @@ def compute_info() -> dict:
         gpu=gpu,
     )
 
-# %% ../../nbs/nn/03_numerics.ipynb 21
+# %% ../../nbs/nn/03_numerics.ipynb 22
 def numerics_record(cfg, obs_shape: tuple) -> tuple[dict, dict, Optional[str]]:
     "`(machine, numerics, warning)` for a run of `cfg` whose observations have `obs_shape` (`meta.json`'s records)."
     device = resolve_device(cfg.topology.device)

@@ -92,7 +92,7 @@ class FlatAdam(SkipCounts):
         self.t, self.lr = sd["t"], sd["lr"]
         self.load_skip_counts(sd)
 
-
+# %% ../../nbs/nn/04_optim.ipynb 6
 def clip_flat_(grad: torch.Tensor, max_norm: float) -> torch.Tensor:
     """Scale the flat gradient in place so its global norm is at most `max_norm` (as
     `clip_grad_norm_`); returns the norm before."""
@@ -117,7 +117,7 @@ def flat_step(opt, grad: torch.Tensor, max_norm: float, reduce=None) -> torch.Te
     opt.step()
     return norm
 
-# %% ../../nbs/nn/04_optim.ipynb 9
+# %% ../../nbs/nn/04_optim.ipynb 10
 class FlatRMSprop(SkipCounts):
     "RMSprop (as `torch.optim.RMSprop`: no momentum, not centered) on one flat tensor."
 
@@ -160,7 +160,7 @@ def make_optimizer(param: torch.Tensor, grad: torch.Tensor, algo) -> FlatAdam | 
         )
     return FlatAdam(param, grad, algo.lr, eps=1e-5 if algo.opt_eps is None else algo.opt_eps)
 
-# %% ../../nbs/nn/04_optim.ipynb 13
+# %% ../../nbs/nn/04_optim.ipynb 14
 def poison_gradients(model: torch.nn.Module, seconds: float) -> None:
     """The `nan_grad` drill: the next gradient backward sends into each of `model`'s parameters,
     and every one for `seconds` from now, is NaN (what a non-finite loss makes of it); afterwards
@@ -196,7 +196,7 @@ def check_skips(info: dict, limit: int) -> None:
             f"grad_norm, and at `ddrl-lab doctor RUN_DIR`."
         )
 
-# %% ../../nbs/nn/04_optim.ipynb 19
+# %% ../../nbs/nn/04_optim.ipynb 20
 def scheduled_lr(lr: float, algo, opt_steps: int, env_steps: int, total_env_steps: int) -> float:
     """The learning rate of the next optimizer step (every learner's, host and on-device): `lr` ×
     warmup × optional anneal."""

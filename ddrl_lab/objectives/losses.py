@@ -87,7 +87,7 @@ def ppo_terms(
         )
     return loss, stats
 
-
+# %% ../../nbs/objectives/00_losses.ipynb 14
 def ppo_loss(
     new_logp: torch.Tensor,
     old_logp: torch.Tensor,
@@ -124,7 +124,7 @@ def ppo_loss(
             )
     return loss, stats
 
-# %% ../../nbs/objectives/00_losses.ipynb 19
+# %% ../../nbs/objectives/00_losses.ipynb 20
 def logp_entropy(
     logits: torch.Tensor, actions: torch.Tensor, with_entropy: bool = True
 ) -> tuple[torch.Tensor, Optional[torch.Tensor]]:

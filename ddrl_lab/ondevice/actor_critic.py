@@ -13,6 +13,8 @@ from typing import Optional
 import numpy as np
 import torch
 
+from fastcore.basics import patch
+
 from ..config.load import load_config
 from ..config.schema import ConfigError
 from ..envs.cpu import env_seeds
@@ -104,162 +106,192 @@ class OnDeviceLoop:
         nan = lambda x: torch.full_like(x, float("nan"))
         return dataclasses.replace(s, reward=nan(s.reward), episode_return=nan(s.episode_return))
 
-    def _clean(self) -> bool:
-        """Whether the last rollout's rewards (and float observations) are all finite: one that is
-        not is never learned from."""
-        ok = bool(torch.isfinite(self.b_rewards).all())
-        return ok and (not self.b_obs.is_floating_point() or bool(torch.isfinite(self.b_obs).all()))
 
-    def _count_rollout(
-        self, terminated: torch.Tensor, truncated: torch.Tensor, ep_return: torch.Tensor
-    ) -> list:
-        """Count a rollout's `(T, M)` steps and the episodes that ended in it (returns read once);
-        check the target."""
-        M = self.cfg.env.num_envs
-        done = terminated | truncated
-        # time index of each ended episode, in time order
-        ended_t = done.nonzero()[:, 0]
-        ended = ep_return[done].tolist()
-        steps0 = self.env_steps
-        self.env_steps += done.numel()
-        self.episodes += len(ended)
-        if self.target is not None and self.steps_to_target is None and ended:
-            hit = self._first_hit(ended)
-            if hit is not None:
-                self.steps_to_target = steps0 + (int(ended_t[hit]) + 1) * M
-                self.time_to_target_s = time.perf_counter() - self.t_created
-        self.returns.extend(ended)
-        return ended
-
-    def _first_hit(self, ended: list) -> Optional[int]:
-        """Index in `ended` of the first episode after which the window mean reaches the target, or
-        None."""
-        W, window = self.returns.maxlen, deque(self.returns, maxlen=self.returns.maxlen)
-        total = sum(window)
-        for i, r in enumerate(ended):
-            if len(window) == W:
-                total -= window[0]
-            window.append(r)
-            total += r
-            if len(window) == W and total / W >= self.target:
-                return i
-        return None
-
-    def return_mean(self) -> float:
-        "Mean return of the last `run.return_window` episodes (NaN before the first)."
-        return float(np.mean(self.returns)) if self.returns else float("nan")
-
-    def lr_now(self) -> float:
-        """The learning rate of the next optimizer step (`learner.scheduled_lr`: knob × warmup ramp
-        × optional linear anneal)."""
-        return scheduled_lr(
-            self.knobs["lr"],
-            self.cfg.algo,
-            self.opt_steps,
-            self.env_steps,
-            self.cfg.run.total_env_steps,
-        )
-
-    def learn(self) -> dict:
-        "Learn from what the last rollout added (a subclass's update)."
-        raise NotImplementedError
-
-    def iterate(self) -> dict:
-        """One rollout and, if it is clean, one update; returns the stats of both and the new policy
-        version."""
-        info = self.rollout()
-        if info["clean"]:
-            info.update(self.learn())
-        info.update(env_steps=self.env_steps, policy_version=self.version)
-        return info
-
-    def train(
-        self, total_env_steps: Optional[int] = None, target_return: Optional[float] = None
-    ) -> dict:
-        """Iterate until `env_steps` reaches `total_env_steps` (default `run.total_env_steps`) or
-        the mean return
-        reaches the target (default `run.target_return`; None: no target)."""
-        total = self.cfg.run.total_env_steps if total_env_steps is None else total_env_steps
-        if target_return is not None and target_return != self.target:
-            self.target, self.time_to_target_s, self.steps_to_target = target_return, None, None
-        t0, updates0 = time.perf_counter(), self.updates
-        while self.env_steps < total:
-            clean = self.rollout()["clean"]
-            if (
-                self.target is not None
-                and self.steps_to_target is not None
-                and self.return_mean() >= self.target
-            ):
-                break
-            if clean:
-                self.learn()
-        return dict(
-            env_steps=self.env_steps,
-            wall_s=time.perf_counter() - t0,
-            updates=self.updates - updates0,
-            solved=self.steps_to_target is not None,
-            return_mean=self.return_mean(),
-            time_to_target_s=self.time_to_target_s,
-            steps_to_target=self.steps_to_target,
-        )
-
-    def metrics(self) -> dict:
-        return dict(
-            env_steps=self.env_steps,
-            env_steps_per_s=self.env_steps / self.train_s if self.train_s else 0.0,
-            learner_updates=self.updates,
-            policy_version=self.version,
-            episode_return_mean=self.return_mean(),
-            episodes=self.episodes,
-            **{f"knob_{k}": v for k, v in self.knobs.items()},
-        )
-
-    def set_knobs(self, **knobs) -> dict:
-        """Change live hyperparameters (names in `KNOBS`, as every learner takes them:
-        `learner.knob_values`), and the `nan_grad_s` drill (non-finite gradients for that long)."""
-        if "nan_grad_s" in knobs:
-            poison_gradients(self.trained_network(), float(knobs.pop("nan_grad_s")))
-        self.knobs.update(knob_values(self.KNOBS, self.cfg.algo, knobs, type(self).__name__))
-        return dict(self.knobs)
-
-    def trained_network(self) -> torch.nn.Module:
-        raise NotImplementedError  # the network the optimizer steps: a subclass's
-
-    def _own_state(self) -> dict:
-        raise NotImplementedError  # a subclass's networks (and replay)
-
-    def _load_own(self, sd: dict) -> None:
-        raise NotImplementedError
-
-    def state_dict(self) -> dict:
-        """Everything needed to continue exactly: the subclass's networks (`_own_state`), the
-        optimizer, the pool's whole
-        state, the current observations, the generator, the counters and the knobs."""
-        return dict(
-            self._own_state(),
-            optimizer=self.opt.state_dict(),
-            pool=_pool_tensors(self.pool),
-            obs=self.obs.clone(),
-            gen=self.gen.get_state(),
-            knobs=dict(self.knobs),
-            returns=list(self.returns),
-            counters={k: getattr(self, k) for k in self.COUNTERS},
-        )
-
-    def load_state_dict(self, sd: dict) -> None:
-        self._load_own(sd)
-        self.opt.load_state_dict(sd["optimizer"])
-        for k, v in sd["pool"].items():
-            setattr(self.pool, k, v.to(self.device).clone())
-        self.obs = sd["obs"].to(self.device).clone()
-        self.gen.set_state(sd["gen"])
-        self.knobs = dict(sd["knobs"])
-        self.returns.clear()
-        self.returns.extend(sd["returns"])
-        for k, v in sd["counters"].items():
-            setattr(self, k, v)
+@patch
+def _clean(self: OnDeviceLoop) -> bool:
+    """Whether the last rollout's rewards (and float observations) are all finite: one that is
+    not is never learned from."""
+    ok = bool(torch.isfinite(self.b_rewards).all())
+    return ok and (not self.b_obs.is_floating_point() or bool(torch.isfinite(self.b_obs).all()))
 
 # %% ../../nbs/ondevice/00_actor_critic.ipynb 7
+@patch
+def _count_rollout(
+    self: OnDeviceLoop, terminated: torch.Tensor, truncated: torch.Tensor, ep_return: torch.Tensor
+) -> list:
+    """Count a rollout's `(T, M)` steps and the episodes that ended in it (returns read once);
+    check the target."""
+    M = self.cfg.env.num_envs
+    done = terminated | truncated
+    # time index of each ended episode, in time order
+    ended_t = done.nonzero()[:, 0]
+    ended = ep_return[done].tolist()
+    steps0 = self.env_steps
+    self.env_steps += done.numel()
+    self.episodes += len(ended)
+    if self.target is not None and self.steps_to_target is None and ended:
+        hit = self._first_hit(ended)
+        if hit is not None:
+            self.steps_to_target = steps0 + (int(ended_t[hit]) + 1) * M
+            self.time_to_target_s = time.perf_counter() - self.t_created
+    self.returns.extend(ended)
+    return ended
+
+
+@patch
+def _first_hit(self: OnDeviceLoop, ended: list) -> Optional[int]:
+    """Index in `ended` of the first episode after which the window mean reaches the target, or
+    None."""
+    W, window = self.returns.maxlen, deque(self.returns, maxlen=self.returns.maxlen)
+    total = sum(window)
+    for i, r in enumerate(ended):
+        if len(window) == W:
+            total -= window[0]
+        window.append(r)
+        total += r
+        if len(window) == W and total / W >= self.target:
+            return i
+    return None
+
+
+@patch
+def return_mean(self: OnDeviceLoop) -> float:
+    "Mean return of the last `run.return_window` episodes (NaN before the first)."
+    return float(np.mean(self.returns)) if self.returns else float("nan")
+
+
+@patch
+def lr_now(self: OnDeviceLoop) -> float:
+    """The learning rate of the next optimizer step (`learner.scheduled_lr`: knob × warmup ramp
+    × optional linear anneal)."""
+    return scheduled_lr(
+        self.knobs["lr"],
+        self.cfg.algo,
+        self.opt_steps,
+        self.env_steps,
+        self.cfg.run.total_env_steps,
+    )
+
+
+@patch
+def learn(self: OnDeviceLoop) -> dict:
+    "Learn from what the last rollout added (a subclass's update)."
+    raise NotImplementedError
+
+
+@patch
+def iterate(self: OnDeviceLoop) -> dict:
+    """One rollout and, if it is clean, one update; returns the stats of both and the new policy
+    version."""
+    info = self.rollout()
+    if info["clean"]:
+        info.update(self.learn())
+    info.update(env_steps=self.env_steps, policy_version=self.version)
+    return info
+
+# %% ../../nbs/ondevice/00_actor_critic.ipynb 8
+@patch
+def train(
+    self: OnDeviceLoop, total_env_steps: Optional[int] = None, target_return: Optional[float] = None
+) -> dict:
+    """Iterate until `env_steps` reaches `total_env_steps` (default `run.total_env_steps`) or
+    the mean return
+    reaches the target (default `run.target_return`; None: no target)."""
+    total = self.cfg.run.total_env_steps if total_env_steps is None else total_env_steps
+    if target_return is not None and target_return != self.target:
+        self.target, self.time_to_target_s, self.steps_to_target = target_return, None, None
+    t0, updates0 = time.perf_counter(), self.updates
+    while self.env_steps < total:
+        clean = self.rollout()["clean"]
+        if (
+            self.target is not None
+            and self.steps_to_target is not None
+            and self.return_mean() >= self.target
+        ):
+            break
+        if clean:
+            self.learn()
+    return dict(
+        env_steps=self.env_steps,
+        wall_s=time.perf_counter() - t0,
+        updates=self.updates - updates0,
+        solved=self.steps_to_target is not None,
+        return_mean=self.return_mean(),
+        time_to_target_s=self.time_to_target_s,
+        steps_to_target=self.steps_to_target,
+    )
+
+
+@patch
+def metrics(self: OnDeviceLoop) -> dict:
+    return dict(
+        env_steps=self.env_steps,
+        env_steps_per_s=self.env_steps / self.train_s if self.train_s else 0.0,
+        learner_updates=self.updates,
+        policy_version=self.version,
+        episode_return_mean=self.return_mean(),
+        episodes=self.episodes,
+        **{f"knob_{k}": v for k, v in self.knobs.items()},
+    )
+
+
+@patch
+def set_knobs(self: OnDeviceLoop, **knobs) -> dict:
+    """Change live hyperparameters (names in `KNOBS`, as every learner takes them:
+    `learner.knob_values`), and the `nan_grad_s` drill (non-finite gradients for that long)."""
+    if "nan_grad_s" in knobs:
+        poison_gradients(self.trained_network(), float(knobs.pop("nan_grad_s")))
+    self.knobs.update(knob_values(self.KNOBS, self.cfg.algo, knobs, type(self).__name__))
+    return dict(self.knobs)
+
+
+@patch
+def trained_network(self: OnDeviceLoop) -> torch.nn.Module:
+    raise NotImplementedError  # the network the optimizer steps: a subclass's
+
+
+@patch
+def _own_state(self: OnDeviceLoop) -> dict:
+    raise NotImplementedError  # a subclass's networks (and replay)
+
+
+@patch
+def _load_own(self: OnDeviceLoop, sd: dict) -> None:
+    raise NotImplementedError
+
+# %% ../../nbs/ondevice/00_actor_critic.ipynb 9
+@patch
+def state_dict(self: OnDeviceLoop) -> dict:
+    """Everything needed to continue exactly: the subclass's networks (`_own_state`), the
+    optimizer, the pool's whole
+    state, the current observations, the generator, the counters and the knobs."""
+    return dict(
+        self._own_state(),
+        optimizer=self.opt.state_dict(),
+        pool=_pool_tensors(self.pool),
+        obs=self.obs.clone(),
+        gen=self.gen.get_state(),
+        knobs=dict(self.knobs),
+        returns=list(self.returns),
+        counters={k: getattr(self, k) for k in self.COUNTERS},
+    )
+
+
+@patch
+def load_state_dict(self: OnDeviceLoop, sd: dict) -> None:
+    self._load_own(sd)
+    self.opt.load_state_dict(sd["optimizer"])
+    for k, v in sd["pool"].items():
+        setattr(self.pool, k, v.to(self.device).clone())
+    self.obs = sd["obs"].to(self.device).clone()
+    self.gen.set_state(sd["gen"])
+    self.knobs = dict(sd["knobs"])
+    self.returns.clear()
+    self.returns.extend(sd["returns"])
+    for k, v in sd["counters"].items():
+        setattr(self, k, v)
+
+# %% ../../nbs/ondevice/00_actor_critic.ipynb 10
 class OnDevicePPO(OnDeviceLoop):
     """PPO with env pool, rollout storage, inference and learner all on one device
     (`topology.device`)."""
@@ -485,7 +517,7 @@ class OnDevicePPO(OnDeviceLoop):
         if "memory" in sd:  # (a checkpoint from before recurrent policies has none)
             self.memory.load_state_dict(sd["memory"])
 
-# %% ../../nbs/ondevice/00_actor_critic.ipynb 24
+# %% ../../nbs/ondevice/00_actor_critic.ipynb 27
 class OnDeviceIMPALA(OnDevicePPO):
     """IMPALA's V-trace actor-critic with env pool, rollout storage, inference and learner all on
     one device."""
@@ -544,7 +576,7 @@ class OnDeviceIMPALA(OnDevicePPO):
         self.train_s += time.perf_counter() - t0
         return {**stats, "lr": lr, **self.state_drift(b)}
 
-# %% ../../nbs/ondevice/00_actor_critic.ipynb 36
+# %% ../../nbs/ondevice/00_actor_critic.ipynb 39
 BREAKOUT_OVERRIDES = {
     "env.id": "Breakout-MinAtar-v0",
     "env.num_envs": 128,

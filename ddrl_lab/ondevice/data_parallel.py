@@ -103,7 +103,7 @@ def normalized(batch: dict) -> dict:
     adv = batch["adv"]
     return {**batch, "adv": (adv - adv.mean()) / (adv.std() + 1e-8)}
 
-
+# %% ../../nbs/ondevice/03_data_parallel.ipynb 6
 def data_parallel_update(
     cfg: Config, batch: dict, world_size: int = 2, steps: int = 1
 ) -> list[dict]:

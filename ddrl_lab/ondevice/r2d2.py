@@ -10,6 +10,8 @@ from typing import Optional
 
 import torch
 
+from fastcore.basics import patch
+
 from ..config.schema import ConfigError
 from .dqn import OnDeviceDQN
 from ..replay.sequence import replay_items
@@ -90,71 +92,81 @@ class OnDeviceR2D2(OnDeviceDQN):
         "A rollout that is not learned from breaks the stream: the writer starts again after it."
         self.writer.reset()
 
-    def sample(self, k: int) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
-        """`k` stored sequences: in proportion to `priority ** alpha`, with importance weights
-        normalised as the host's `replay.PrioritizedSampler` does (by the largest weight any stored
-        sequence could get), for `replay.kind: prioritized`; else uniformly (weights None)."""
-        n, replay = self.r_size, self.cfg.replay
-        if replay.kind != "prioritized":
-            idx = torch.randint(n, (k,), generator=self.gen, device=self.device)
-            return idx, None
-        p_alpha = self.r_priority[:n].pow(replay.alpha)
-        idx = torch.multinomial(p_alpha, k, replacement=True, generator=self.gen)
-        return idx, (p_alpha[idx] / p_alpha.min()).pow(-replay.beta)
-
-    def update(self) -> dict:
-        """`updates_per_segment` steps of `r2d2_loss` on batches of sequences (none before
-        `learning_starts` learned steps are held), priorities written back; bumps the version."""
-        t0, knobs, algo = time.perf_counter(), self.knobs, self.cfg.algo
-        length = self.cfg.replay.sequence_length
-        if self.r_size * length < algo.learning_starts:
-            return {}
-        self.opt.lr = self.lr_now()
-        batch = replay_items(self.cfg, knobs["batch_size"])
-        stats = {}
-        for _ in range(int(knobs["updates_per_segment"])):
-            idx, weights = self.sample(batch)
-            seq = {k: getattr(self, f"r_{k}")[idx].transpose(0, 1) for k in self.STEP_KEYS}
-            seq["h0"] = self.r_h0[idx]
-            loss, stats = r2d2_loss(
-                self.net,
-                self.target_net,
-                seq,
-                algo.burn_in,
-                knobs["gamma"],
-                algo.n_step,
-                algo.double_q,
-                algo.value_rescale,
-                algo.huber_delta,
-                weights,
-                algo.priority_eta,
-                algo.rnn_h0 == "stored",
-            )
-            self._optimize(loss)
-            # |td| mix + eps, as the host's sampler keeps it
-            priority = stats.pop("priority") + PRIORITY_EPS
-            self.r_priority[idx] = priority
-            self.max_priority = torch.maximum(self.max_priority, priority.max())
-        self.version += 1
-        self.updates += 1
-        self.train_s += time.perf_counter() - t0
-        return dict(stats, epsilon=self.epsilon(), lr=self.opt.lr)
-
-    def metrics(self) -> dict:
-        "As DQN's, `replay_size` counting learned steps."
-        return dict(super().metrics(), replay_size=self.r_size * self.cfg.replay.sequence_length)
-
     RING = tuple(f"r_{k}" for k in STEP_KEYS) + ("r_h0", "r_priority")
 
-    def _own_state(self) -> dict:
-        "DQN's (networks, envs' state, the filled ring), the writer's unfinished steps, the largest priority."
-        return dict(
-            super()._own_state(),
-            writer=self.writer.state_dict(),
-            max_priority=self.max_priority.clone(),
-        )
+# %% ../../nbs/ondevice/02_r2d2.ipynb 6
+@patch
+def sample(self: OnDeviceR2D2, k: int) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
+    """`k` stored sequences: in proportion to `priority ** alpha`, with importance weights
+    normalised as the host's `replay.PrioritizedSampler` does (by the largest weight any stored
+    sequence could get), for `replay.kind: prioritized`; else uniformly (weights None)."""
+    n, replay = self.r_size, self.cfg.replay
+    if replay.kind != "prioritized":
+        idx = torch.randint(n, (k,), generator=self.gen, device=self.device)
+        return idx, None
+    p_alpha = self.r_priority[:n].pow(replay.alpha)
+    idx = torch.multinomial(p_alpha, k, replacement=True, generator=self.gen)
+    return idx, (p_alpha[idx] / p_alpha.min()).pow(-replay.beta)
 
-    def _load_own(self, sd: dict) -> None:
-        super()._load_own(sd)
-        self.writer.load_state_dict(sd["writer"])
-        self.max_priority = sd["max_priority"].to(self.device)
+
+@patch
+def update(self: OnDeviceR2D2) -> dict:
+    """`updates_per_segment` steps of `r2d2_loss` on batches of sequences (none before
+    `learning_starts` learned steps are held), priorities written back; bumps the version."""
+    t0, knobs, algo = time.perf_counter(), self.knobs, self.cfg.algo
+    length = self.cfg.replay.sequence_length
+    if self.r_size * length < algo.learning_starts:
+        return {}
+    self.opt.lr = self.lr_now()
+    batch = replay_items(self.cfg, knobs["batch_size"])
+    stats = {}
+    for _ in range(int(knobs["updates_per_segment"])):
+        idx, weights = self.sample(batch)
+        seq = {k: getattr(self, f"r_{k}")[idx].transpose(0, 1) for k in self.STEP_KEYS}
+        seq["h0"] = self.r_h0[idx]
+        loss, stats = r2d2_loss(
+            self.net,
+            self.target_net,
+            seq,
+            algo.burn_in,
+            knobs["gamma"],
+            algo.n_step,
+            algo.double_q,
+            algo.value_rescale,
+            algo.huber_delta,
+            weights,
+            algo.priority_eta,
+            algo.rnn_h0 == "stored",
+        )
+        self._optimize(loss)
+        # |td| mix + eps, as the host's sampler keeps it
+        priority = stats.pop("priority") + PRIORITY_EPS
+        self.r_priority[idx] = priority
+        self.max_priority = torch.maximum(self.max_priority, priority.max())
+    self.version += 1
+    self.updates += 1
+    self.train_s += time.perf_counter() - t0
+    return dict(stats, epsilon=self.epsilon(), lr=self.opt.lr)
+
+
+@patch
+def metrics(self: OnDeviceR2D2) -> dict:
+    "As DQN's, `replay_size` counting learned steps."
+    return dict(super(OnDeviceR2D2, self).metrics(), replay_size=self.r_size * self.cfg.replay.sequence_length)
+
+
+@patch
+def _own_state(self: OnDeviceR2D2) -> dict:
+    "DQN's (networks, envs' state, the filled ring), the writer's unfinished steps, the largest priority."
+    return dict(
+        super(OnDeviceR2D2, self)._own_state(),
+        writer=self.writer.state_dict(),
+        max_priority=self.max_priority.clone(),
+    )
+
+
+@patch
+def _load_own(self: OnDeviceR2D2, sd: dict) -> None:
+    super(OnDeviceR2D2, self)._load_own(sd)
+    self.writer.load_state_dict(sd["writer"])
+    self.max_priority = sd["max_priority"].to(self.device)

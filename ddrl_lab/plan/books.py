@@ -10,6 +10,8 @@ from typing import Optional
 
 import numpy as np
 
+from fastcore.basics import patch
+
 from .cores import Cores
 from .engine import PROFILES, Link, Network, Signal, Sim
 
@@ -75,7 +77,7 @@ class Prediction:
     dropped_stale: int = 0
     cores_busy: float = 0.0  # cores computing, on average (every part's compute)
 
-
+# %% ../../nbs/plan/02_books.ipynb 5
 class Books:
     "What a run counts, and the prediction it makes over `seconds`."
 
@@ -133,45 +135,53 @@ class Books:
         self.lags += list(lags)
         return busy
 
-    def prediction(self, seconds: float) -> Prediction:
-        c, n, L = self.costs, self.scale.workers, self.scale.learners
-        busy = {
-            # updates and inference
-            "learner": (self.learner_s - self.ring_held_s + self.infer_s) / (L * seconds),
-            "driver": self.driver_s / seconds,
-            "weights link": self.out.busy_s / seconds,
-            f"{self.inn_carries} link": self.inn.busy_s / seconds,
-            "workers": float(self.sampling_s.mean()) / seconds,
-            "replay shards": self.shard_s / (self.scale.shards * seconds),
-            "parameter server": self.server_s / seconds,
-            "all-reduce ring": self.ring_s / seconds,
-        }
-        name = max(busy, key=busy.get)
-        return Prediction(
-            env_steps_per_s=self.taken * c.steps_per_segment / seconds,
-            learner_busy=self.learner_s / (L * seconds),
-            lag_p95=float(np.percentile(self.lags, 95)) if self.lags else 0.0,
-            channel_fill=self.fill_area / seconds,
-            throttled=self.throttled_s / (n * seconds),
-            link_bytes_per_s={
-                "weights": self.out.bytes / seconds,
-                self.inn_carries: self.inn.bytes / seconds,
-            },
-            busiest=(name, round(busy[name], 3)),
-            dropped_stale=self.dropped,
-            cores_busy=self.core_s / seconds,
-        )
+# %% ../../nbs/plan/02_books.ipynb 6
+@patch
+def prediction(self: Books, seconds: float) -> Prediction:
+    c, n, L = self.costs, self.scale.workers, self.scale.learners
+    busy = {
+        # updates and inference
+        "learner": (self.learner_s - self.ring_held_s + self.infer_s) / (L * seconds),
+        "driver": self.driver_s / seconds,
+        "weights link": self.out.busy_s / seconds,
+        f"{self.inn_carries} link": self.inn.busy_s / seconds,
+        "workers": float(self.sampling_s.mean()) / seconds,
+        "replay shards": self.shard_s / (self.scale.shards * seconds),
+        "parameter server": self.server_s / seconds,
+        "all-reduce ring": self.ring_s / seconds,
+    }
+    name = max(busy, key=busy.get)
+    return Prediction(
+        env_steps_per_s=self.taken * c.steps_per_segment / seconds,
+        learner_busy=self.learner_s / (L * seconds),
+        lag_p95=float(np.percentile(self.lags, 95)) if self.lags else 0.0,
+        channel_fill=self.fill_area / seconds,
+        throttled=self.throttled_s / (n * seconds),
+        link_bytes_per_s={
+            "weights": self.out.bytes / seconds,
+            self.inn_carries: self.inn.bytes / seconds,
+        },
+        busiest=(name, round(busy[name], 3)),
+        dropped_stale=self.dropped,
+        cores_busy=self.core_s / seconds,
+    )
 
-    def sample(self, i: int) -> float:
-        "Worker `i` samples a segment: its duration (its `ray_cpu_s` takes a core beside, off its path)."
-        if self.costs.ray_cpu_s:
-            self.sim.process(self.compute(self.costs.ray_cpu_s))
-        return self._work(i, self.costs.sample_s * self.factor[i] + self.costs.codec_s)
 
-    def env_step(self, i: int) -> float:
-        "Worker `i` steps its envs once (central inference): its duration."
-        return self._work(i, self.costs.env_step_s * self.factor[i])
+@patch
+def sample(self: Books, i: int) -> float:
+    "Worker `i` samples a segment: its duration (its `ray_cpu_s` takes a core beside, off its path)."
+    if self.costs.ray_cpu_s:
+        self.sim.process(self.compute(self.costs.ray_cpu_s))
+    return self._work(i, self.costs.sample_s * self.factor[i] + self.costs.codec_s)
 
-    def _work(self, i: int, seconds: float) -> float:
-        self.sampling_s[i] += seconds
-        return seconds
+
+@patch
+def env_step(self: Books, i: int) -> float:
+    "Worker `i` steps its envs once (central inference): its duration."
+    return self._work(i, self.costs.env_step_s * self.factor[i])
+
+
+@patch
+def _work(self: Books, i: int, seconds: float) -> float:
+    self.sampling_s[i] += seconds
+    return seconds

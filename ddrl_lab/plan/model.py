@@ -156,7 +156,7 @@ def ray_cpu_s(cfg: Config, costs: Costs, machine_s: float) -> float:
     modelled = p.cores_busy * costs.steps_per_segment / max(p.env_steps_per_s, 1e-9)
     return float(max(machine_s - modelled, 0.0))  # (a plain float in the calibration's file)
 
-
+# %% ../../nbs/plan/05_model.ipynb 10
 def plan(
     cfg: Config,
     workers,

@@ -191,7 +191,7 @@ def plane_pipelined(sim: Sim, books: Books, spec: PlaneSpec, links: list):
 
     sim.process(driver())
 
-
+# %% ../../nbs/plan/03_plane.ipynb 13
 def plane(sim: Sim, books: Books, spec: PlaneSpec) -> None:
     "The parameter plane (`loops/plane.py`): the barrier over learners, or pipelined."
     books.inn_carries = "gradients"  # the server's incoming link
@@ -201,7 +201,7 @@ def plane(sim: Sim, books: Books, spec: PlaneSpec) -> None:
     else:
         plane_pipelined(sim, books, spec, links)
 
-# %% ../../nbs/plan/03_plane.ipynb 22
+# %% ../../nbs/plan/03_plane.ipynb 23
 def device(sim: Sim, books: Books):
     "`DeviceLoop` as a process: every member rolls out, then they update in lockstep."
     c, D = books.costs, books.scale.workers

@@ -325,7 +325,7 @@ def _counters(books: Books) -> dict:
         | dict(sampling_s=books.sampling_s.copy(), lags=len(books.lags))
     )
 
-
+# %% ../../nbs/plan/04_sim.ipynb 15
 def _since(books: Books, start: dict) -> Books:
     "Books of what happened after `start`."
     out = Books(books.sim, books.scale, books.costs)

@@ -301,7 +301,7 @@ def _reopen(self: ColdTier, fields: list) -> bool:
     self.data = maps
     return True
 
-
+# %% ../../nbs/replay/02_cold.ipynb 13
 @patch
 def load_state_dict(self: ColdTier, sd) -> None:
     """Continue from a shard snapshot's `cold.*` books over the files in the tier's folder. A slot whose

@@ -10,6 +10,8 @@ from typing import Mapping, Optional
 
 import numpy as np
 
+from fastcore.basics import patch
+
 from ..data.segments import Segment
 
 # %% auto 0
@@ -82,71 +84,79 @@ class SumTree:
         # A column-major copy: NumPy takes minima across columns far faster than along short rows.
         self._min[level][nodes] = np.asfortranarray(self._min_groups[level - 1][nodes]).min(axis=1)
 
-    def update(self, indices, priorities) -> None:
-        "Set the priorities of slots `indices` (a scalar priority applies to all)."
-        idx = np.asarray(indices, np.int64).reshape(-1)
-        p = np.broadcast_to(np.asarray(priorities, np.float64), idx.shape)
-        self._check(idx, p)
-        self._sum[0][idx] = p
-        # read back, so sum and min agree even for repeated slots
-        leaf = self._sum[0][idx]
-        self._min[0][idx] = np.where(leaf > 0, leaf, np.inf)
-        for level in range(1, len(self._sum)):
-            idx = idx // self.branching
-            self._fill_up(level, idx)
 
-    def set_all(self, priorities) -> None:
-        "Set every slot's priority at once (rebuilds the tree in one pass)."
-        p = np.asarray(priorities, np.float64)
-        if p.shape != (self.capacity,):
-            raise ValueError(f"expected {self.capacity} priorities, got shape {p.shape}")
-        self._check(np.zeros(0, np.int64), p)
-        self._sum[0][:] = 0
-        self._sum[0][: self.capacity] = p
-        self._min[0][:] = np.inf
-        self._min[0][: self.capacity] = np.where(p > 0, p, np.inf)
-        for level in range(1, len(self._sum)):
-            self._fill_up(level, slice(0, len(self._sum_groups[level - 1])))
+@patch
+def update(self: SumTree, indices, priorities) -> None:
+    "Set the priorities of slots `indices` (a scalar priority applies to all)."
+    idx = np.asarray(indices, np.int64).reshape(-1)
+    p = np.broadcast_to(np.asarray(priorities, np.float64), idx.shape)
+    self._check(idx, p)
+    self._sum[0][idx] = p
+    # read back, so sum and min agree even for repeated slots
+    leaf = self._sum[0][idx]
+    self._min[0][idx] = np.where(leaf > 0, leaf, np.inf)
+    for level in range(1, len(self._sum)):
+        idx = idx // self.branching
+        self._fill_up(level, idx)
 
-    def resize(self, new_capacity: int) -> None:
-        "Change the number of slots, keeping the priorities of slots below both capacities."
-        if new_capacity < 1:
-            raise ValueError(f"capacity must be a positive int, got {new_capacity}")
-        old = self.priorities.copy()
-        self._allocate(int(new_capacity))
-        keep = min(len(old), self.capacity)
-        p = np.zeros(self.capacity)
-        p[:keep] = old[:keep]
-        self.set_all(p)
+# %% ../../nbs/replay/00_core.ipynb 6
+@patch
+def set_all(self: SumTree, priorities) -> None:
+    "Set every slot's priority at once (rebuilds the tree in one pass)."
+    p = np.asarray(priorities, np.float64)
+    if p.shape != (self.capacity,):
+        raise ValueError(f"expected {self.capacity} priorities, got shape {p.shape}")
+    self._check(np.zeros(0, np.int64), p)
+    self._sum[0][:] = 0
+    self._sum[0][: self.capacity] = p
+    self._min[0][:] = np.inf
+    self._min[0][: self.capacity] = np.where(p > 0, p, np.inf)
+    for level in range(1, len(self._sum)):
+        self._fill_up(level, slice(0, len(self._sum_groups[level - 1])))
 
-    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        """`n` slots drawn in proportion to priority, one uniform draw in each of `n` equal slices
-        of the total."""
-        top = self._sum[-1]
-        running = np.cumsum(top)
-        total = running[-1]
-        if not total > 0:
-            raise ValueError("nothing to sample: every priority is 0")
-        # mass position of each draw, in [0, total)
-        u = (np.arange(n) + rng.random(n)) * (total / n)
-        np.minimum(u, np.nextafter(total, 0), out=u)
-        # first top node whose running sum passes u
-        node = np.searchsorted(running, u, side="right")
-        u -= running[node] - top[node]  # position inside that node
-        rows = np.arange(n)
-        for level in range(len(self._sum_groups) - 1, -1, -1):
-            children = self._sum_groups[level][node]  # (n, branching)
-            run = np.cumsum(children, axis=1)
-            # stay strictly inside this node's mass
-            np.minimum(u, np.nextafter(run[:, -1], 0), out=u)
-            np.maximum(u, 0, out=u)
-            # first child whose running sum passes u
-            j = np.argmax(run > u[:, None], axis=1)
-            u -= run[rows, j] - children[rows, j]
-            node = node * self.branching + j
-        return node
 
-# %% ../../nbs/replay/00_core.ipynb 17
+@patch
+def resize(self: SumTree, new_capacity: int) -> None:
+    "Change the number of slots, keeping the priorities of slots below both capacities."
+    if new_capacity < 1:
+        raise ValueError(f"capacity must be a positive int, got {new_capacity}")
+    old = self.priorities.copy()
+    self._allocate(int(new_capacity))
+    keep = min(len(old), self.capacity)
+    p = np.zeros(self.capacity)
+    p[:keep] = old[:keep]
+    self.set_all(p)
+
+
+@patch
+def sample(self: SumTree, n: int, rng: np.random.Generator) -> np.ndarray:
+    """`n` slots drawn in proportion to priority, one uniform draw in each of `n` equal slices
+    of the total."""
+    top = self._sum[-1]
+    running = np.cumsum(top)
+    total = running[-1]
+    if not total > 0:
+        raise ValueError("nothing to sample: every priority is 0")
+    # mass position of each draw, in [0, total)
+    u = (np.arange(n) + rng.random(n)) * (total / n)
+    np.minimum(u, np.nextafter(total, 0), out=u)
+    # first top node whose running sum passes u
+    node = np.searchsorted(running, u, side="right")
+    u -= running[node] - top[node]  # position inside that node
+    rows = np.arange(n)
+    for level in range(len(self._sum_groups) - 1, -1, -1):
+        children = self._sum_groups[level][node]  # (n, branching)
+        run = np.cumsum(children, axis=1)
+        # stay strictly inside this node's mass
+        np.minimum(u, np.nextafter(run[:, -1], 0), out=u)
+        np.maximum(u, 0, out=u)
+        # first child whose running sum passes u
+        j = np.argmax(run > u[:, None], axis=1)
+        u -= run[rows, j] - children[rows, j]
+        node = node * self.branching + j
+    return node
+
+# %% ../../nbs/replay/00_core.ipynb 18
 TAGS = ("policy_version", "insert_index")
 
 
@@ -156,7 +166,7 @@ def _moved(a: np.ndarray, new_len: int, src: np.ndarray, dst: np.ndarray, fill=0
     out[dst] = a[src]
     return out
 
-# %% ../../nbs/replay/00_core.ipynb 18
+# %% ../../nbs/replay/00_core.ipynb 19
 class RingStorage:
     """Fixed-capacity circular storage of transitions (a dict of arrays); the oldest item is
     overwritten first."""
@@ -220,50 +230,58 @@ class RingStorage:
         )
         return idx
 
-    def get(self, indices) -> dict[str, np.ndarray]:
-        "The items at `indices`: every field, plus the `policy_version` and `insert_index` tags."
-        idx = np.asarray(indices, np.int64)
-        if idx.size and (idx.min() < 0 or idx.max() >= self.size):
-            raise IndexError(
-                f"slot index out of range [0, {self.size}): "
-                f"{idx[(idx < 0) | (idx >= self.size)][0]}"
-            )
-        out = {k: a[idx] for k, a in self.data.items()}
-        out.update(policy_version=self.policy_version[idx], insert_index=self.insert_index[idx])
-        return out
 
-    def oldest_first(self) -> np.ndarray:
-        "Filled slots, oldest item first."
-        return (self.cursor - self.size + np.arange(self.size)) % self.capacity
-
-    def resize(self, new_capacity: int) -> tuple[np.ndarray, np.ndarray]:
-        """Keep the newest items that fit, oldest at slot 0; returns `(src, dst)`: the item at
-        `src[k]` is now at `dst[k]`."""
-        if new_capacity < 1:
-            raise ValueError(f"capacity must be a positive int, got {new_capacity}")
-        order = self.oldest_first()
-        src = order[max(0, len(order) - new_capacity) :]
-        dst = np.arange(len(src))
-        self.data = {k: _moved(a, new_capacity, src, dst) for k, a in self.data.items()}
-        self.policy_version = _moved(self.policy_version, new_capacity, src, dst)
-        self.insert_index = _moved(self.insert_index, new_capacity, src, dst, fill=-1)
-        self.capacity, self.size, self.cursor = int(new_capacity), len(src), len(src) % new_capacity
-        return src, dst
-
-    @property
-    def nbytes(self) -> int:
-        "Bytes held by the storage's arrays."
-        return (
-            sum(a.nbytes for a in self.data.values())
-            + self.policy_version.nbytes
-            + self.insert_index.nbytes
+@patch
+def get(self: RingStorage, indices) -> dict[str, np.ndarray]:
+    "The items at `indices`: every field, plus the `policy_version` and `insert_index` tags."
+    idx = np.asarray(indices, np.int64)
+    if idx.size and (idx.min() < 0 or idx.max() >= self.size):
+        raise IndexError(
+            f"slot index out of range [0, {self.size}): "
+            f"{idx[(idx < 0) | (idx >= self.size)][0]}"
         )
+    out = {k: a[idx] for k, a in self.data.items()}
+    out.update(policy_version=self.policy_version[idx], insert_index=self.insert_index[idx])
+    return out
 
-    @property
-    def bytes_per_item(self) -> float:
-        return self.nbytes / self.capacity
+# %% ../../nbs/replay/00_core.ipynb 20
+@patch
+def oldest_first(self: RingStorage) -> np.ndarray:
+    "Filled slots, oldest item first."
+    return (self.cursor - self.size + np.arange(self.size)) % self.capacity
 
-# %% ../../nbs/replay/00_core.ipynb 26
+
+@patch
+def resize(self: RingStorage, new_capacity: int) -> tuple[np.ndarray, np.ndarray]:
+    """Keep the newest items that fit, oldest at slot 0; returns `(src, dst)`: the item at
+    `src[k]` is now at `dst[k]`."""
+    if new_capacity < 1:
+        raise ValueError(f"capacity must be a positive int, got {new_capacity}")
+    order = self.oldest_first()
+    src = order[max(0, len(order) - new_capacity) :]
+    dst = np.arange(len(src))
+    self.data = {k: _moved(a, new_capacity, src, dst) for k, a in self.data.items()}
+    self.policy_version = _moved(self.policy_version, new_capacity, src, dst)
+    self.insert_index = _moved(self.insert_index, new_capacity, src, dst, fill=-1)
+    self.capacity, self.size, self.cursor = int(new_capacity), len(src), len(src) % new_capacity
+    return src, dst
+
+
+@patch(as_prop=True)
+def nbytes(self: RingStorage) -> int:
+    "Bytes held by the storage's arrays."
+    return (
+        sum(a.nbytes for a in self.data.values())
+        + self.policy_version.nbytes
+        + self.insert_index.nbytes
+    )
+
+
+@patch(as_prop=True)
+def bytes_per_item(self: RingStorage) -> float:
+    return self.nbytes / self.capacity
+
+# %% ../../nbs/replay/00_core.ipynb 28
 class FrameRing:
     """Frames stored once each, addressed by a number that only grows; the newest `slots` numbers
     stay readable."""
@@ -335,7 +353,7 @@ def _follow(
     out[~moved_on] = ring.put(stacks[~moved_on].reshape(-1, *stacks.shape[2:])).reshape(-1, S)
     return out
 
-
+# %% ../../nbs/replay/00_core.ipynb 29
 def number_frames(seg: Segment, ring: FrameRing, tails: dict) -> Segment:
     """`seg` with each frame stack (obs, next_obs, final_obs) replaced by the numbers of its frames
     in `ring`;
@@ -391,7 +409,7 @@ def route(worker: int, seq: int, num_workers: int, num_shards: int) -> int:
         return worker % num_shards
     return (worker + num_workers * seq) % num_shards
 
-# %% ../../nbs/replay/00_core.ipynb 30
+# %% ../../nbs/replay/00_core.ipynb 33
 class Recency:
     """Per-slot sampling weights `2 ** ((v - v_ref) / half_life)`: proportional to `0.5 ** ((v_now -
     v) / half_life)`."""
@@ -420,7 +438,7 @@ class Recency:
     def resize(self, new_capacity: int, src: np.ndarray, dst: np.ndarray) -> None:
         self.weight = _moved(self.weight, new_capacity, src, dst)
 
-# %% ../../nbs/replay/00_core.ipynb 33
+# %% ../../nbs/replay/00_core.ipynb 36
 class UniformSampler:
     "Draws stored slots uniformly (times their recency weight when `recency_half_life` is set)."
 
@@ -468,7 +486,7 @@ class UniformSampler:
             self.tree = SumTree(new_capacity)
             self.tree.set_all(self.recency.weight)
 
-# %% ../../nbs/replay/00_core.ipynb 38
+# %% ../../nbs/replay/00_core.ipynb 41
 class PrioritizedSampler:
     """Proportional prioritized replay: P(i) ∝ p_i^alpha (times a recency weight), importance
     weights with exponent beta."""
@@ -539,27 +557,31 @@ class PrioritizedSampler:
         weights = (self.priority.get(idx) / self.priority.min) ** -self._beta
         return idx, {"weights": weights.astype(np.float32)}
 
-    def update_priorities(self, indices, td_abs) -> None:
-        "New priorities `|td| + eps` for slots `indices`."
-        p = np.abs(np.asarray(td_abs, np.float64)) + self.eps
-        if not np.isfinite(p).all():
-            raise ValueError("TD errors must be finite")
-        self.max_priority = max(self.max_priority, float(p.max(initial=0)))
-        self.set_p_alpha(np.asarray(indices, np.int64).reshape(-1), p**self.alpha)
 
-    def resize(self, new_capacity: int, src: np.ndarray, dst: np.ndarray) -> None:
-        "Follow a storage resize: the item at slot `src[k]` is now at `dst[k]`."
-        p_alpha = _moved(self.priority.priorities, new_capacity, src, dst)
-        self.capacity, self.priority = int(new_capacity), SumTree(new_capacity)
-        self.priority.set_all(p_alpha)
-        if self.recency:
-            self.recency.resize(new_capacity, src, dst)
-            self.tree = SumTree(new_capacity)
-            self.tree.set_all(p_alpha * self.recency.weight)
-        else:
-            self.tree = self.priority
+@patch
+def update_priorities(self: PrioritizedSampler, indices, td_abs) -> None:
+    "New priorities `|td| + eps` for slots `indices`."
+    p = np.abs(np.asarray(td_abs, np.float64)) + self.eps
+    if not np.isfinite(p).all():
+        raise ValueError("TD errors must be finite")
+    self.max_priority = max(self.max_priority, float(p.max(initial=0)))
+    self.set_p_alpha(np.asarray(indices, np.int64).reshape(-1), p**self.alpha)
 
-# %% ../../nbs/replay/00_core.ipynb 48
+# %% ../../nbs/replay/00_core.ipynb 42
+@patch
+def resize(self: PrioritizedSampler, new_capacity: int, src: np.ndarray, dst: np.ndarray) -> None:
+    "Follow a storage resize: the item at slot `src[k]` is now at `dst[k]`."
+    p_alpha = _moved(self.priority.priorities, new_capacity, src, dst)
+    self.capacity, self.priority = int(new_capacity), SumTree(new_capacity)
+    self.priority.set_all(p_alpha)
+    if self.recency:
+        self.recency.resize(new_capacity, src, dst)
+        self.tree = SumTree(new_capacity)
+        self.tree.set_all(p_alpha * self.recency.weight)
+    else:
+        self.tree = self.priority
+
+# %% ../../nbs/replay/00_core.ipynb 52
 def replay_age_mean(current_version: int, versions) -> float:
     "Mean age in policy versions, `current_version - version`, of replayed items (nan for none)."
     v = np.asarray(versions)

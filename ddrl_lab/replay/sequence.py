@@ -9,6 +9,8 @@ from typing import Optional
 
 import numpy as np
 
+from fastcore.basics import patch
+
 from ..data.segments import Segment
 from ..objectives.sequences import SequenceWriter
 
@@ -106,26 +108,28 @@ class SequenceCutter:
                 sd[f"{w}.buffer.{k}"] = v
         return sd
 
-    def load_state_dict(self, sd: dict) -> None:
-        "Continue from `state_dict`; its settings must be these."
-        got = [int(x) for x in sd["settings"]]
-        if got != [self.sequence_length, self.burn_in, self.overlap]:
-            raise ValueError(
-                f"the state's sequences are (sequence_length, burn_in, overlap) = {tuple(got)}, "
-                f"this replay's {(self.sequence_length, self.burn_in, self.overlap)}"
-            )
-        self.writers, self.last = {}, {}
-        for key in (k for k in sd if k.endswith(".seq")):
-            w = int(key.split(".")[0])
-            self.last[w] = (int(sd[key]), np.asarray(sd[f"{w}.done"]))
-            writer = self.writers[w] = SequenceWriter(self.length, self.stride)
-            prefix = f"{w}.buffer."
-            buffer = {
-                k[len(prefix) :]: np.asarray(v) for k, v in sd.items() if k.startswith(prefix)
-            }
-            writer.buffer = buffer or None
+# %% ../../nbs/replay/03_sequence.ipynb 8
+@patch
+def load_state_dict(self: SequenceCutter, sd: dict) -> None:
+    "Continue from `state_dict`; its settings must be these."
+    got = [int(x) for x in sd["settings"]]
+    if got != [self.sequence_length, self.burn_in, self.overlap]:
+        raise ValueError(
+            f"the state's sequences are (sequence_length, burn_in, overlap) = {tuple(got)}, "
+            f"this replay's {(self.sequence_length, self.burn_in, self.overlap)}"
+        )
+    self.writers, self.last = {}, {}
+    for key in (k for k in sd if k.endswith(".seq")):
+        w = int(key.split(".")[0])
+        self.last[w] = (int(sd[key]), np.asarray(sd[f"{w}.done"]))
+        writer = self.writers[w] = SequenceWriter(self.length, self.stride)
+        prefix = f"{w}.buffer."
+        buffer = {
+            k[len(prefix) :]: np.asarray(v) for k, v in sd.items() if k.startswith(prefix)
+        }
+        writer.buffer = buffer or None
 
-# %% ../../nbs/replay/03_sequence.ipynb 17
+# %% ../../nbs/replay/03_sequence.ipynb 18
 def shard_sequences(cfg) -> dict:
     "The `ReplayShard` arguments of `cfg`'s sequence replay; {} unless R2D2 (dqn with `algo.rnn`)."
     if cfg.algo.name != "dqn" or cfg.algo.rnn == "none":

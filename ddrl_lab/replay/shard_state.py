@@ -67,7 +67,7 @@ def shard_state(shard) -> dict:
         )
     return sd
 
-
+# %% ../../nbs/replay/01_shard_state.ipynb 6
 def load_shard_state(shard, sd: Mapping) -> None:
     """Continue from `sd` (from `state_dict` or a snapshot file); its kind, n_step, gamma, alpha and
     recency must be this shard's."""

@@ -149,7 +149,7 @@ def start(self: Job) -> "Job":
     self._thread.start()
     return self
 
-
+# %% ../../nbs/run/02_job.ipynb 9
 @patch
 def _spawn(self: Job) -> None:
     "The runtime (a local Ray cluster sized for this job, unless one was joined), then its parts."
@@ -187,13 +187,13 @@ def _stop_at_exit(ref) -> None:
     if job is not None:
         job.stop(timeout=5)
 
-# %% ../../nbs/run/02_job.ipynb 10
+# %% ../../nbs/run/02_job.ipynb 11
 @patch
 def _warn(self: Job, text: str) -> None:
     "A warning of this run: in `meta.json`, a line of `run.log` and the `ddrl_lab` logger."
     RunFiles(self.run_dir).warn(self.meta, self.name, text)
 
-# %% ../../nbs/run/02_job.ipynb 12
+# %% ../../nbs/run/02_job.ipynb 13
 @patch
 def _drive(self: Job) -> None:
     try:
@@ -263,7 +263,7 @@ def trained(self: Job, info: dict, final: bool = False) -> bool:
         self._episode_wanted.clear()
     return done
 
-
+# %% ../../nbs/run/02_job.ipynb 14
 @patch
 def _row(self: Job) -> None:
     "Append one metrics row: the contract keys, learner stats, the loop's figures, the books, live knobs."
@@ -284,7 +284,7 @@ def _row(self: Job) -> None:
     if self.tensorboard is not None:
         self.tensorboard.write_due(self.log.rows, self._disk_guard)
 
-# %% ../../nbs/run/02_job.ipynb 14
+# %% ../../nbs/run/02_job.ipynb 16
 @patch
 def _finish(self: Job, status: str, error: Optional[BaseException] = None) -> None:
     "Checkpoint, tear everything down, and write meta.json, rejections and the report: once."
@@ -347,7 +347,7 @@ def stop(self: Job, timeout: float = 30.0) -> "Job":
         self._finish("stopped")
     return self
 
-
+# %% ../../nbs/run/02_job.ipynb 17
 @patch
 def wait(self: Job, timeout: Optional[float] = None) -> "Job":
     """Block until the run ends and its records are written; Ctrl-C stops it cleanly. Re-raises a
@@ -369,7 +369,7 @@ def wait(self: Job, timeout: Optional[float] = None) -> "Job":
         raise self.error
     return self
 
-# %% ../../nbs/run/02_job.ipynb 16
+# %% ../../nbs/run/02_job.ipynb 19
 @patch
 def _write_meta(self: Job) -> None:
     write_json_atomic(self.run_dir / "meta.json", self.meta, self._disk_guard)

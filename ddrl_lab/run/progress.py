@@ -11,6 +11,8 @@ import time
 import traceback
 from typing import Optional
 
+from fastcore.basics import patch
+
 from ..runlog.metrics import finite_or_none
 
 # %% auto 0
@@ -117,84 +119,97 @@ class Progress:
             "version": "n/a" if v is None else f"{v:.0f}",
         }
 
-    def start(self) -> "Progress":
-        "Poll from a daemon thread until the job ends (then close the bar); returns at once."
-        if self._thread is None:
-            self._thread = threading.Thread(
-                target=self._loop,
-                name=f"ddrl-progress-{getattr(self.job, 'name', 'job')}",
-                daemon=True,
-            )
-            self._thread.start()
-        return self
+# %% ../../nbs/run/03_progress.ipynb 10
+@patch
+def start(self: Progress) -> "Progress":
+    "Poll from a daemon thread until the job ends (then close the bar); returns at once."
+    if self._thread is None:
+        self._thread = threading.Thread(
+            target=self._loop,
+            name=f"ddrl-progress-{getattr(self.job, 'name', 'job')}",
+            daemon=True,
+        )
+        self._thread.start()
+    return self
 
-    def _loop(self) -> None:
-        while not self._stop.is_set():
-            # read before the poll: an ended job has written all its rows
-            ended = not self.live()
+
+@patch
+def _loop(self: Progress) -> None:
+    while not self._stop.is_set():
+        # read before the poll: an ended job has written all its rows
+        ended = not self.live()
+        self.poll()
+        if ended:
+            break
+        self._stop.wait(self.every_s)
+    self.close()
+
+
+@patch
+def run(self: Progress):
+    """Poll from this thread until the job ends, close the bar, and return the job (see above
+    for Ctrl-C and errors)."""
+    try:
+        while self.live():
+            t0 = time.monotonic()
             self.poll()
-            if ended:
-                break
-            self._stop.wait(self.every_s)
+            wait = getattr(self.job, "wait", None)
+            if wait is not None and getattr(self.job, "status", None) == "running":
+                wait(timeout=self.every_s)
+            rest = self.every_s - (time.monotonic() - t0)
+            if rest > 0 and self.live():
+                time.sleep(rest)
+    # wherever Ctrl-C lands, the job stops (as in job.wait)
+    except KeyboardInterrupt:
+        stop = getattr(self.job, "stop", None)
+        if stop is not None:
+            stop()
+        raise
+    finally:
         self.close()
+    wait = getattr(self.job, "wait", None)
+    if wait is not None:
+        wait()  # re-raises a training error, as job.wait() does
+    return self.job
 
-    def run(self):
-        """Poll from this thread until the job ends, close the bar, and return the job (see above
-        for Ctrl-C and errors)."""
-        try:
-            while self.live():
-                t0 = time.monotonic()
-                self.poll()
-                wait = getattr(self.job, "wait", None)
-                if wait is not None and getattr(self.job, "status", None) == "running":
-                    wait(timeout=self.every_s)
-                rest = self.every_s - (time.monotonic() - t0)
-                if rest > 0 and self.live():
-                    time.sleep(rest)
-        # wherever Ctrl-C lands, the job stops (as in job.wait)
-        except KeyboardInterrupt:
-            stop = getattr(self.job, "stop", None)
-            if stop is not None:
-                stop()
-            raise
-        finally:
-            self.close()
-        wait = getattr(self.job, "wait", None)
-        if wait is not None:
-            wait()  # re-raises a training error, as job.wait() does
-        return self.job
 
-    def close(self) -> None:
-        "Take the last row, show the job's status and close the bar (idempotent, from any thread)."
-        self._stop.set()
+@patch
+def close(self: Progress) -> None:
+    "Take the last row, show the job's status and close the bar (idempotent, from any thread)."
+    self._stop.set()
+    if self._closed:
+        return
+    self.poll()
+    with self._lock:
         if self._closed:
             return
-        self.poll()
-        with self._lock:
-            if self._closed:
-                return
-            self._closed = True
-            try:
-                self.bar.set_postfix(
-                    {
-                        **self._postfix(self.row or {}),
-                        "status": str(getattr(self.job, "status", "?")),
-                    },
-                    refresh=False,
-                )
-                self.bar.close()
-            except Exception:
-                self.error = traceback.format_exc()
-        t = self._thread
-        if t is not None and t is not threading.current_thread():
-            t.join(5)
+        self._closed = True
+        try:
+            self.bar.set_postfix(
+                {
+                    **self._postfix(self.row or {}),
+                    "status": str(getattr(self.job, "status", "?")),
+                },
+                refresh=False,
+            )
+            self.bar.close()
+        except Exception:
+            self.error = traceback.format_exc()
+    t = self._thread
+    if t is not None and t is not threading.current_thread():
+        t.join(5)
 
-    @property
-    def closed(self) -> bool:
-        return self._closed
+# %% ../../nbs/run/03_progress.ipynb 11
+@patch(as_prop=True)
+def closed(self: Progress) -> bool:
+    return self._closed
 
-    def __enter__(self):
-        return self.start()
 
-    def __exit__(self, *exc):
-        self.close()
+@patch
+def __enter__(self: Progress):
+    return self.start()
+
+
+@patch
+def __exit__(self: Progress, *exc):
+    self.close()

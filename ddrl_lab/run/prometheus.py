@@ -20,6 +20,8 @@ from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.registry import Collector
 
+from fastcore.basics import patch
+
 from ..runlog.metrics import LAG_BINS, finite_or_none
 
 # %% auto 0
@@ -281,23 +283,31 @@ class MetricsServer:
         "The exposition text of this server's registry (what a scrape gets)."
         return generate_latest(self.registry).decode()
 
-    def stop(self) -> None:
-        "Stop serving and free the port (idempotent)."
-        if self._stopped:
-            return
-        self._stopped = True
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self._thread.join(5)
 
-    def __enter__(self):
-        return self
+@patch
+def stop(self: MetricsServer) -> None:
+    "Stop serving and free the port (idempotent)."
+    if self._stopped:
+        return
+    self._stopped = True
+    self.httpd.shutdown()
+    self.httpd.server_close()
+    self._thread.join(5)
 
-    def __exit__(self, *exc):
-        self.stop()
+# %% ../../nbs/run/04_prometheus.ipynb 11
+@patch
+def __enter__(self: MetricsServer):
+    return self
 
-    def __repr__(self):
-        return f"MetricsServer({self.url!r}, stopped={self._stopped})"
+
+@patch
+def __exit__(self: MetricsServer, *exc):
+    self.stop()
+
+
+@patch
+def __repr__(self: MetricsServer):
+    return f"MetricsServer({self.url!r}, stopped={self._stopped})"
 
 
 def parse_prometheus(text: str) -> dict:

@@ -5,6 +5,8 @@
 # %% ../../nbs/run/00_steering.ipynb 2
 from __future__ import annotations
 
+from fastcore.basics import patch
+
 from ..data.channel import Channel
 from ..envs.cpu import env_seeds
 from typing import Optional
@@ -85,78 +87,82 @@ class Steering:
             )
         self.knobs.update(changed)
 
-    def inject(
-        self,
-        fault: str,
-        worker: int = 0,
-        seconds: float = 0.05,
-        for_s: float = NET_DRILL_S,
-        bytes_per_s: Optional[float] = None,
-    ) -> None:
-        """Fault drills.
-        - `poison`: worker `worker` emits NaN rewards from now on (its segments are rejected at the
-        source);
-        - `kill_worker`: its process dies; the runtime restarts it, it pulls the latest weights and
-        goes on;
-        - `slow_worker`: it becomes a straggler, `seconds` slower per segment (per step under
-        central inference);
-        - `kill_replay_shard`: replay shard `worker` (an index in 0..replay.shards-1) dies; the
-        runtime restarts it from
-          its last snapshot (taken with every checkpoint) and the transitions it lost since are
-          counted
-          (`replay_lost_transitions`);
-        - `kill_learner`: the learner dies; the runtime restarts it and it continues from its run's
-        newest
-          checkpoint (fresh weights if there is none yet), numbering versions above the last one
-          seen; in an all-reduce
-          group (`allreduce`, `hybrid`) index `worker` names the member, and the group is built
-          again (`PlaneLoop.heal`);
-        - `delay`: the learner takes `seconds` longer per update;
-        - `net_delay`: for `for_s` seconds, weights to worker `worker` (`ALL_WORKERS`: every worker)
-        and its segments to the learner take `seconds` longer in transit; `net_bandwidth`: they
-        move at most `bytes_per_s` (see `loops.network`; barrier and channel loops);
-        - `nan_grad`: for `seconds`, every gradient the learner computes is NaN (as a non-finite
-        loss makes it): its optimizer skips those steps and counts them (`skipped_updates`); after
-        `algo.max_skipped_updates` in a row the run stops with a checkpoint;
-        - `disk_full`: for `seconds`, nothing can be written to the run directory (rows wait,
-        checkpoints retry) and replay shards' cold tiers fail every write (`cold_write_failures`)
-        and run hot-only.
-        Restarts, lost segments and failed writes are counted in the books and the metrics. An index
-        that names no
-        worker, shard or learner of this job is refused with a `ValueError` naming the range (as
-        `run.faults`
-        entries are, by `check_supported`, before anything starts)."""
-        if fault not in self.FAULTS:
-            raise ValueError(
-                f"fault {fault!r} is not available yet: this version has {', '.join(self.FAULTS)}"
-            )
-        if self.status != "running" or self.runtime is None:
-            raise ValueError(
-                f"fault {fault!r}: drills hit a running job, and this one is {self.status}"
-            )
-        p = drill_problem(fault, worker, *self.loop.drill_sizes(), in_group(self.config))
-        if p:
-            raise ValueError(p)
-        if fault in NET_FAULTS:
-            self._shape_network(fault, worker, seconds, for_s, bytes_per_s)
-        elif fault == "disk_full":
-            self._disk_guard.arm(seconds)
-            self.loop.disk_full(seconds)
-        else:
-            self.loop.strike(fault, worker, seconds)
+# %% ../../nbs/run/00_steering.ipynb 6
+@patch
+def inject(
+    self: Steering,
+    fault: str,
+    worker: int = 0,
+    seconds: float = 0.05,
+    for_s: float = NET_DRILL_S,
+    bytes_per_s: Optional[float] = None,
+) -> None:
+    """Fault drills.
+    - `poison`: worker `worker` emits NaN rewards from now on (its segments are rejected at the
+    source);
+    - `kill_worker`: its process dies; the runtime restarts it, it pulls the latest weights and
+    goes on;
+    - `slow_worker`: it becomes a straggler, `seconds` slower per segment (per step under
+    central inference);
+    - `kill_replay_shard`: replay shard `worker` (an index in 0..replay.shards-1) dies; the
+    runtime restarts it from
+      its last snapshot (taken with every checkpoint) and the transitions it lost since are
+      counted
+      (`replay_lost_transitions`);
+    - `kill_learner`: the learner dies; the runtime restarts it and it continues from its run's
+    newest
+      checkpoint (fresh weights if there is none yet), numbering versions above the last one
+      seen; in an all-reduce
+      group (`allreduce`, `hybrid`) index `worker` names the member, and the group is built
+      again (`PlaneLoop.heal`);
+    - `delay`: the learner takes `seconds` longer per update;
+    - `net_delay`: for `for_s` seconds, weights to worker `worker` (`ALL_WORKERS`: every worker)
+    and its segments to the learner take `seconds` longer in transit; `net_bandwidth`: they
+    move at most `bytes_per_s` (see `loops.network`; barrier and channel loops);
+    - `nan_grad`: for `seconds`, every gradient the learner computes is NaN (as a non-finite
+    loss makes it): its optimizer skips those steps and counts them (`skipped_updates`); after
+    `algo.max_skipped_updates` in a row the run stops with a checkpoint;
+    - `disk_full`: for `seconds`, nothing can be written to the run directory (rows wait,
+    checkpoints retry) and replay shards' cold tiers fail every write (`cold_write_failures`)
+    and run hot-only.
+    Restarts, lost segments and failed writes are counted in the books and the metrics. An index
+    that names no
+    worker, shard or learner of this job is refused with a `ValueError` naming the range (as
+    `run.faults`
+    entries are, by `check_supported`, before anything starts)."""
+    if fault not in self.FAULTS:
+        raise ValueError(
+            f"fault {fault!r} is not available yet: this version has {', '.join(self.FAULTS)}"
+        )
+    if self.status != "running" or self.runtime is None:
+        raise ValueError(
+            f"fault {fault!r}: drills hit a running job, and this one is {self.status}"
+        )
+    p = drill_problem(fault, worker, *self.loop.drill_sizes(), in_group(self.config))
+    if p:
+        raise ValueError(p)
+    if fault in NET_FAULTS:
+        self._shape_network(fault, worker, seconds, for_s, bytes_per_s)
+    elif fault == "disk_full":
+        self._disk_guard.arm(seconds)
+        self.loop.disk_full(seconds)
+    else:
+        self.loop.strike(fault, worker, seconds)
 
-    def _shape_network(self, fault, worker, seconds, for_s, bytes_per_s) -> None:
-        "The network drills: the loop's links, refused where a loop has none or a rate is not one."
-        if not self.loop.shapes_network:
-            raise ValueError(network_drill_problem(fault, self.loop))
-        if fault == "net_bandwidth" and not (bytes_per_s or 0) > 0:
-            raise ValueError(
-                f"net_bandwidth of {bytes_per_s} bytes/s: expected a positive rate, e.g. "
-                f"bytes_per_s=1e6 (1 MB/s)."
-            )
-        if for_s <= 0 or seconds < 0:
-            raise ValueError(
-                f"{fault}: expected seconds >= 0 and for_s > 0 (got {seconds}, {for_s})."
-            )
-        delay = seconds if fault == "net_delay" else None
-        self.loop.links.shape(worker, for_s, delay_s=delay, bytes_per_s=bytes_per_s)
+
+@patch
+def _shape_network(self: Steering, fault, worker, seconds, for_s, bytes_per_s) -> None:
+    "The network drills: the loop's links, refused where a loop has none or a rate is not one."
+    if not self.loop.shapes_network:
+        raise ValueError(network_drill_problem(fault, self.loop))
+    if fault == "net_bandwidth" and not (bytes_per_s or 0) > 0:
+        raise ValueError(
+            f"net_bandwidth of {bytes_per_s} bytes/s: expected a positive rate, e.g. "
+            f"bytes_per_s=1e6 (1 MB/s)."
+        )
+    if for_s <= 0 or seconds < 0:
+        raise ValueError(
+            f"{fault}: expected seconds >= 0 and for_s > 0 (got {seconds}, {for_s})."
+        )
+    delay = seconds if fault == "net_delay" else None
+    self.loop.links.shape(worker, for_s, delay_s=delay, bytes_per_s=bytes_per_s)

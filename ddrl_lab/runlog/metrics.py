@@ -15,6 +15,7 @@ from typing import Optional
 
 import numpy as np
 import pandas as pd
+from fastcore.basics import patch
 
 # %% auto 0
 __all__ = ['ROW_KEYS', 'RATE_MIN_S', 'TIMERS', 'LAG_BINS', 'RowBuilder', 'clock_keys', 'finite_or_none', 'json_safe',
@@ -38,8 +39,12 @@ ROW_KEYS = (
 # a row closing less than this after the one before takes its rate over two intervals (no lumps over
 # a millisecond)
 RATE_MIN_S = 1.0
+
+
 # cumulative seconds each row carries
 TIMERS = ("learner_busy_s", "encode_s", "decode_s", "collect_s")
+
+
 # version lags 0..7 counted one by one in each row (`lag_hist_<k>`), the rest in `lag_hist_8plus`
 LAG_BINS = 8
 
@@ -91,97 +96,104 @@ class RowBuilder:
             timers=dict(self.timers),
         )
 
-    def restore(self, state: Optional[dict] = None, last_row: Optional[dict] = None) -> None:
-        """Go on after a resume: from a checkpoint's `state`, else (an older checkpoint) from the
-        last row written,
-        and the clock from that row's `time_s`."""
-        if state:
-            self.env_steps, self.updates, self.version, self.episodes = (
-                state["env_steps"],
-                state["updates"],
-                state["version"],
-                state["episodes"],
-            )
-            self.rejected, self.restarts, self.poisoned = (
-                state["rejected"],
-                state["restarts"],
-                state.get("poisoned", 0),
-            )
-            self.timers.update(state.get("timers", {}))
-            self.returns.extend(state["returns"])
-        elif last_row:
-            self.env_steps, self.updates, self.version = (
-                int(last_row["env_steps"]),
-                int(last_row["learner_updates"]),
-                int(last_row["policy_version"]),
-            )
-            self.restarts, self.rejected = (
-                int(last_row.get("worker_restarts") or 0),
-                int(last_row.get("rejected_segments") or 0),
-            )
-            self.timers.update(
-                {k: float(last_row[k]) for k in self.timers if last_row.get(k) is not None}
-            )
-        self._last_steps = self.env_steps
-        if last_row:
-            self.t0 -= float(last_row["time_s"])
-            self._last_t = self.t0 + float(last_row["time_s"])
-
-    def add(self, info: dict) -> None:
-        "Fold in one learner update's result."
-        self.rejected += info["rejected"]
-        self.updates += 1
-        self.version = info["policy_version"]
-        self.add_returns(info["episode_returns"])
-        self.poisoned += info.get("poisoned_episodes", 0)
-        self._lags.extend(info["version_lags"])
-        self.timers["learner_busy_s"] += info.get("update_s", 0.0)
-        self.timers["decode_s"] += info.get("decode_s", 0.0)
-
-    @property
-    def return_mean(self) -> float:
-        return float(np.mean(self.returns)) if self.returns else math.nan
-
-    def row(self, **extra) -> dict:
-        "Close the interval: the contract keys, then `extra` (learner stats, knobs, ...)."
-        now = self.clock()
-        since_t, since_steps, since_busy = (
-            self._prev
-            if now - self._last_t < RATE_MIN_S and self._prev
-            else (self._last_t, self._last_steps, self._last_busy)
+# %% ../../nbs/runlog/00_metrics.ipynb 7
+@patch
+def restore(self: RowBuilder, state: Optional[dict] = None, last_row: Optional[dict] = None) -> None:
+    """Go on after a resume: from a checkpoint's `state`, else (an older checkpoint) from the
+    last row written,
+    and the clock from that row's `time_s`."""
+    if state:
+        self.env_steps, self.updates, self.version, self.episodes = (
+            state["env_steps"],
+            state["updates"],
+            state["version"],
+            state["episodes"],
         )
-        busy = self.timers["learner_busy_s"]
-        row = dict(
-            time_s=round(now - self.t0, 4),
-            env_steps=self.env_steps,
-            env_steps_per_s=(self.env_steps - since_steps) / max(now - since_t, 1e-9),
-            learner_updates=self.updates,
-            policy_version=self.version,
-            episode_return_mean=self.return_mean,
-            version_lag_mean=float(np.mean(self._lags)) if self._lags else math.nan,
-            version_lag_max=int(max(self._lags)) if self._lags else 0,
-            rejected_segments=self.rejected,
-            worker_restarts=self.restarts,
-            episodes=self.episodes,
-            poisoned_episodes=self.poisoned,
-            **{k: round(v, 6) for k, v in self.timers.items()},
-            learner_busy_fraction=min(
-                1.0, (busy - since_busy) / max(now - since_t, 1e-9) / self.learners
-            ),
+        self.rejected, self.restarts, self.poisoned = (
+            state["rejected"],
+            state["restarts"],
+            state.get("poisoned", 0),
         )
-        hist = np.bincount(
-            np.minimum(np.asarray(self._lags, np.int64), LAG_BINS), minlength=LAG_BINS + 1
+        self.timers.update(state.get("timers", {}))
+        self.returns.extend(state["returns"])
+    elif last_row:
+        self.env_steps, self.updates, self.version = (
+            int(last_row["env_steps"]),
+            int(last_row["learner_updates"]),
+            int(last_row["policy_version"]),
         )
-        row.update(
-            {f"lag_hist_{k}": int(hist[k]) for k in range(LAG_BINS)},
-            **{f"lag_hist_{LAG_BINS}plus": int(hist[LAG_BINS])},
+        self.restarts, self.rejected = (
+            int(last_row.get("worker_restarts") or 0),
+            int(last_row.get("rejected_segments") or 0),
         )
-        row.update(extra)
-        self._prev = (self._last_t, self._last_steps, self._last_busy)
-        self._lags, self._last_t, self._last_steps, self._last_busy = [], now, self.env_steps, busy
-        return row
+        self.timers.update(
+            {k: float(last_row[k]) for k in self.timers if last_row.get(k) is not None}
+        )
+    self._last_steps = self.env_steps
+    if last_row:
+        self.t0 -= float(last_row["time_s"])
+        self._last_t = self.t0 + float(last_row["time_s"])
 
-# %% ../../nbs/runlog/00_metrics.ipynb 11
+
+@patch
+def add(self: RowBuilder, info: dict) -> None:
+    "Fold in one learner update's result."
+    self.rejected += info["rejected"]
+    self.updates += 1
+    self.version = info["policy_version"]
+    self.add_returns(info["episode_returns"])
+    self.poisoned += info.get("poisoned_episodes", 0)
+    self._lags.extend(info["version_lags"])
+    self.timers["learner_busy_s"] += info.get("update_s", 0.0)
+    self.timers["decode_s"] += info.get("decode_s", 0.0)
+
+
+@patch(as_prop=True)
+def return_mean(self: RowBuilder) -> float:
+    return float(np.mean(self.returns)) if self.returns else math.nan
+
+# %% ../../nbs/runlog/00_metrics.ipynb 8
+@patch
+def row(self: RowBuilder, **extra) -> dict:
+    "Close the interval: the contract keys, then `extra` (learner stats, knobs, ...)."
+    now = self.clock()
+    since_t, since_steps, since_busy = (
+        self._prev
+        if now - self._last_t < RATE_MIN_S and self._prev
+        else (self._last_t, self._last_steps, self._last_busy)
+    )
+    busy = self.timers["learner_busy_s"]
+    row = dict(
+        time_s=round(now - self.t0, 4),
+        env_steps=self.env_steps,
+        env_steps_per_s=(self.env_steps - since_steps) / max(now - since_t, 1e-9),
+        learner_updates=self.updates,
+        policy_version=self.version,
+        episode_return_mean=self.return_mean,
+        version_lag_mean=float(np.mean(self._lags)) if self._lags else math.nan,
+        version_lag_max=int(max(self._lags)) if self._lags else 0,
+        rejected_segments=self.rejected,
+        worker_restarts=self.restarts,
+        episodes=self.episodes,
+        poisoned_episodes=self.poisoned,
+        **{k: round(v, 6) for k, v in self.timers.items()},
+        learner_busy_fraction=min(
+            1.0, (busy - since_busy) / max(now - since_t, 1e-9) / self.learners
+        ),
+    )
+    hist = np.bincount(
+        np.minimum(np.asarray(self._lags, np.int64), LAG_BINS), minlength=LAG_BINS + 1
+    )
+    row.update(
+        {f"lag_hist_{k}": int(hist[k]) for k in range(LAG_BINS)},
+        **{f"lag_hist_{LAG_BINS}plus": int(hist[LAG_BINS])},
+    )
+    row.update(extra)
+    self._prev = (self._last_t, self._last_steps, self._last_busy)
+    self._lags, self._last_t, self._last_steps, self._last_busy = [], now, self.env_steps, busy
+    return row
+
+# %% ../../nbs/runlog/00_metrics.ipynb 13
 def clock_keys(columns) -> list[str]:
     """The row keys that measure wall-clock time, and the machine's memory and GPU (two runs of the
     same config differ in these, and only these)."""
@@ -194,7 +206,7 @@ def clock_keys(columns) -> list[str]:
         or k.startswith(("rss_mb_", "gpu_"))
     ]
 
-# %% ../../nbs/runlog/00_metrics.ipynb 15
+# %% ../../nbs/runlog/00_metrics.ipynb 17
 def _jsonable(v):
     if isinstance(v, (float, np.floating)):
         return None if not math.isfinite(v) else float(v)
@@ -263,7 +275,7 @@ class MetricsLog:
         with self._lock:
             return pd.DataFrame(self.rows)
 
-
+# %% ../../nbs/runlog/00_metrics.ipynb 18
 def read_jsonl(path) -> list[dict]:
     """The records of a JSON-lines file of a run (rows, rejections), with one policy: a half-written
     last line (a job still appending) is left out; a line that is not JSON anywhere else is an error
@@ -287,7 +299,7 @@ def read_metrics(path) -> pd.DataFrame:
     "A run's `metrics.jsonl` as a DataFrame: the one reader of rows (`RunFiles.rows` reads through it)."
     return pd.DataFrame(read_jsonl(path))
 
-# %% ../../nbs/runlog/00_metrics.ipynb 20
+# %% ../../nbs/runlog/00_metrics.ipynb 23
 class TensorBoardLog:
     """The metrics rows as TensorBoard scalars in `logdir`: one tag per numeric row key, step = the
     row's `env_steps`."""
@@ -331,7 +343,7 @@ class TensorBoardLog:
             self.closed = True
             self.writer.close()
 
-# %% ../../nbs/runlog/00_metrics.ipynb 23
+# %% ../../nbs/runlog/00_metrics.ipynb 26
 def summarize(df: pd.DataFrame) -> dict:
     "Headline numbers of a run's metrics."
     if not len(df):

@@ -18,6 +18,8 @@ import pandas as pd
 import yaml
 
 import ddrl_lab
+from fastcore.basics import patch
+
 from ..config.load import load_config
 from ..config.schema import Config, ConfigError
 from .metrics import json_safe, read_jsonl, read_metrics
@@ -124,28 +126,34 @@ class RunFiles:
         write_atomic(path, lambda tmp: torch.save(state, tmp), guard)
         return path
 
-    def write_rejections(self, records: list) -> None:
-        "The rejected segments' records as `rejections.jsonl` (nothing when there are none)."
-        if records:
-            (self.path / "rejections.jsonl").write_text("".join(json.dumps(json_safe(r)) + "\n" for r in records))
+# %% ../../nbs/runlog/01_run_dir.ipynb 11
+@patch
+def write_rejections(self: RunFiles, records: list) -> None:
+    "The rejected segments' records as `rejections.jsonl` (nothing when there are none)."
+    if records:
+        (self.path / "rejections.jsonl").write_text("".join(json.dumps(json_safe(r)) + "\n" for r in records))
 
-    def warn(self, meta: dict, who: str, text: str) -> None:
-        "A warning of the run: in `meta` (its `meta.json`), a line of `run.log` and the `ddrl_lab` logger."
-        meta.setdefault("warnings", []).append(text)
-        with open(self.path / "run.log", "a") as f:
-            f.write(f"{utc_now()} warning: {text}\n")
-        logging.getLogger("ddrl_lab").warning("%s: %s", who, text)
 
-    def check_hash(self, config_hash: str, force: bool = False) -> None:
-        "Refuse (`ConfigError`) to go on under a config whose hash is not the run's, unless `force`."
-        made = str(self.meta().get("config_hash"))
-        if config_hash != made and not force:
-            raise ConfigError(
-                [
-                    f"{str(self.path / 'config.yaml')!r} hashes to {config_hash[:8]}, but the run was made "
-                    f"with {made[:8]}: refusing to resume (use force to resume anyway)."
-                ]
-            )
+@patch
+def warn(self: RunFiles, meta: dict, who: str, text: str) -> None:
+    "A warning of the run: in `meta` (its `meta.json`), a line of `run.log` and the `ddrl_lab` logger."
+    meta.setdefault("warnings", []).append(text)
+    with open(self.path / "run.log", "a") as f:
+        f.write(f"{utc_now()} warning: {text}\n")
+    logging.getLogger("ddrl_lab").warning("%s: %s", who, text)
+
+
+@patch
+def check_hash(self: RunFiles, config_hash: str, force: bool = False) -> None:
+    "Refuse (`ConfigError`) to go on under a config whose hash is not the run's, unless `force`."
+    made = str(self.meta().get("config_hash"))
+    if config_hash != made and not force:
+        raise ConfigError(
+            [
+                f"{str(self.path / 'config.yaml')!r} hashes to {config_hash[:8]}, but the run was made "
+                f"with {made[:8]}: refusing to resume (use force to resume anyway)."
+            ]
+        )
 
 
 def run_meta(name: str, config_hash: str, runtime: str, seeds: dict) -> dict:
@@ -162,8 +170,7 @@ def run_meta(name: str, config_hash: str, runtime: str, seeds: dict) -> dict:
         seeds=seeds,
     )
 
-
-# %% ../../nbs/runlog/01_run_dir.ipynb 13
+# %% ../../nbs/runlog/01_run_dir.ipynb 14
 class DiskGuard:
     """Asked before every write to a run directory: raises `OSError(ENOSPC)` while the `disk_full`
     drill has it armed."""

@@ -455,7 +455,7 @@ def compare(
     )
     return fig
 
-
+# %% ../../nbs/studies/00_records.ipynb 24
 def compare_table(run_dirs, target: Optional[float] = None) -> pd.DataFrame:
     """One row per run: algorithm, topology and sync mode, status, env steps and seconds to the
     target return
@@ -485,7 +485,7 @@ def compare_table(run_dirs, target: Optional[float] = None) -> pd.DataFrame:
         )
     return pd.DataFrame(rows).set_index("run").astype(object)
 
-# %% ../../nbs/studies/00_records.ipynb 28
+# %% ../../nbs/studies/00_records.ipynb 29
 INJECTED_HEADER = "# Parameters"  # papermill's first line in the cell it injects (Python kernels)
 
 

@@ -256,7 +256,7 @@ def _on_slider(self: Dashboard, name: str):
 
     return handler
 
-
+# %% ../../nbs/ui/02_dashboard.ipynb 8
 @patch
 def _snap(self: Dashboard, name: str) -> None:
     s = self.sliders.get(name)
@@ -278,7 +278,7 @@ def _sync_knobs(self: Dashboard) -> None:
         if not _same(s.value, now):
             _show(s, now)
 
-# %% ../../nbs/ui/02_dashboard.ipynb 9
+# %% ../../nbs/ui/02_dashboard.ipynb 10
 @patch
 def stop(self: Dashboard) -> None:
     """Stop the job (the Stop button): returns at once; the job stops in the background and the
@@ -309,7 +309,7 @@ def _say(self: Dashboard, text: str, error: bool = False) -> None:
         color = "crimson" if error else "#555"
         self.message.value = f"<span style='color:{color}'>{html.escape(text)}</span>"
 
-# %% ../../nbs/ui/02_dashboard.ipynb 11
+# %% ../../nbs/ui/02_dashboard.ipynb 12
 @patch
 def _fetch(self: Dashboard) -> None:
     "Append the job's rows not seen yet."
@@ -372,7 +372,7 @@ def _lag_hist(self: Dashboard) -> tuple:
     self._lag_counted = len(self.rows)
     return share(self._lag_sum), share(counts(self.rows[-self.recent_rows :]))
 
-
+# %% ../../nbs/ui/02_dashboard.ipynb 13
 @patch
 def _draw(self: Dashboard) -> None:
     """Put the rows into the panels that have data: a new panel gets its FigureWidget, a changed set
@@ -403,7 +403,7 @@ def _draw(self: Dashboard) -> None:
     if list(self.plots.children) != shown:
         self.plots.children = shown
 
-# %% ../../nbs/ui/02_dashboard.ipynb 13
+# %% ../../nbs/ui/02_dashboard.ipynb 15
 HEAL_TRIES = 3  # new figures per panel at most
 
 
@@ -428,7 +428,7 @@ def _heal(self: Dashboard) -> None:
         self.plots.children = [self.figures[p.name] for p in PANELS if p.name in self.figures]
         fig.close()
 
-# %% ../../nbs/ui/02_dashboard.ipynb 15
+# %% ../../nbs/ui/02_dashboard.ipynb 17
 @patch
 def _show_episode(self: Dashboard) -> None:
     "Show the run's newest episode (episode.json / episode.gif) if it is not shown yet."
@@ -476,7 +476,7 @@ def record_episode(self: Dashboard, wait: bool = False) -> Optional[threading.Th
         self._recording.join()
     return self._recording
 
-# %% ../../nbs/ui/02_dashboard.ipynb 17
+# %% ../../nbs/ui/02_dashboard.ipynb 19
 def _fmt(v, spec: str = ",.0f") -> str:
     try:
         return "–" if v is None or not math.isfinite(float(v)) else format(float(v), spec)
@@ -501,7 +501,7 @@ def _status(self: Dashboard) -> None:
     self.status.value = " · ".join(parts)
     self.criteria.value = criteria_strip(self.config.criteria, last)
 
-# %% ../../nbs/ui/02_dashboard.ipynb 19
+# %% ../../nbs/ui/02_dashboard.ipynb 21
 def criteria_strip(criteria, row: dict) -> str:
     """HTML: one chip per criterion set in `criteria`, judged on `row` (red when broken, with the
     rows broken so far)."""
@@ -518,7 +518,7 @@ def criteria_strip(criteria, row: dict) -> str:
         )
     return " &nbsp; ".join(chips)
 
-# %% ../../nbs/ui/02_dashboard.ipynb 22
+# %% ../../nbs/ui/02_dashboard.ipynb 24
 @patch
 def _poll(self: Dashboard) -> None:
     """Refresh every `refresh_s` until the job ends (then once more) or the dashboard is closed.

@@ -13,6 +13,8 @@ from typing import Optional
 import numpy as np
 import torch
 
+from fastcore.basics import patch
+
 from ..config.schema import Config
 from ..envs.cpu import env_seeds
 from ..nn.models import EnvStates, bf16_autocast, make_policy, policy_act, set_weights
@@ -82,171 +84,185 @@ class EnvRunner(DrillKnobs):
         self.incarnation = uuid.uuid4().hex[:12]
         self._device = getattr(self.pool, "device", None)  # torch pools take actions as tensors
 
-    def collect(self, weights: dict) -> Segment:
-        """Load `weights` if they are newer, then step every env `T` times. Weights whose `params`
-        are `None` mean no
-        policy: actions uniformly at random (log-probability `-log(num_actions)`), which samples the
-        envs alone."""
-        if weights["version"] != self.version or (weights["params"] is None) != self.uniform:
-            if weights["params"] is not None:
-                set_weights(self.model, weights["params"])
-            self.version, self.uniform = weights["version"], weights["params"] is None
-        T, M = self.T, self.cfg.env.num_envs
-        obs = np.empty((T, *self.obs.shape), self.obs.dtype)
-        actions, logp = np.empty((T, M), np.int64), np.empty((T, M), np.float32)
-        rewards, terminated, truncated = (
-            np.empty((T, M), np.float32),
-            np.empty((T, M), bool),
-            np.empty((T, M), bool),
-        )
-        final_obs, final_index, ep_returns, ep_lengths, self._ends = [], [], [], [], []
-        h0 = self.memory.start()
-        for t in range(T):
-            obs[t] = self.obs
-            state = self.memory.state  # (no policy: the memory stands still)
-            if self.uniform:
-                action = torch.randint(self.num_actions, (M,), generator=self.gen)
-                lp = self.uniform_logp
-            else:
-                with torch.inference_mode(), self.autocast():
-                    action, lp, state = policy_act(
-                        self.model, torch.as_tensor(self.obs), state, self.memory.first, self.gen
-                    )
-                lp = lp.numpy()
-            actions[t], logp[t] = action.numpy(), lp
-            step = self.pool.step(action if self._device is None else action.to(self._device))
-            self.obs, rewards[t] = to_numpy(step.obs), to_numpy(step.reward)
-            terminated[t], truncated[t] = to_numpy(step.terminated), to_numpy(step.truncated)
-            self.memory.advance(state, torch.from_numpy(terminated[t] | truncated[t]))
-            done = np.flatnonzero(terminated[t] | truncated[t])
-            if len(done):
-                final, ret, length = (
-                    to_numpy(step.final_obs),
-                    to_numpy(step.episode_return),
-                    to_numpy(step.episode_length),
+# %% ../../nbs/workers/00_runner.ipynb 5
+@patch
+def collect(self: EnvRunner, weights: dict) -> Segment:
+    """Load `weights` if they are newer, then step every env `T` times. Weights whose `params`
+    are `None` mean no
+    policy: actions uniformly at random (log-probability `-log(num_actions)`), which samples the
+    envs alone."""
+    if weights["version"] != self.version or (weights["params"] is None) != self.uniform:
+        if weights["params"] is not None:
+            set_weights(self.model, weights["params"])
+        self.version, self.uniform = weights["version"], weights["params"] is None
+    T, M = self.T, self.cfg.env.num_envs
+    obs = np.empty((T, *self.obs.shape), self.obs.dtype)
+    actions, logp = np.empty((T, M), np.int64), np.empty((T, M), np.float32)
+    rewards, terminated, truncated = (
+        np.empty((T, M), np.float32),
+        np.empty((T, M), bool),
+        np.empty((T, M), bool),
+    )
+    final_obs, final_index, ep_returns, ep_lengths, self._ends = [], [], [], [], []
+    h0 = self.memory.start()
+    for t in range(T):
+        obs[t] = self.obs
+        state = self.memory.state  # (no policy: the memory stands still)
+        if self.uniform:
+            action = torch.randint(self.num_actions, (M,), generator=self.gen)
+            lp = self.uniform_logp
+        else:
+            with torch.inference_mode(), self.autocast():
+                action, lp, state = policy_act(
+                    self.model, torch.as_tensor(self.obs), state, self.memory.first, self.gen
                 )
-                ep_returns += ret[done].tolist()
-                ep_lengths += length[done].tolist()
-                self._ends += [(t, int(m)) for m in done]
-                for m in done:
-                    # bootstrap from the true last observation
-                    if truncated[t, m] and not terminated[t, m]:
-                        final_obs.append(final[m])
-                        final_index.append(t * M + m)
-        seg = Segment(
-            obs=obs,
-            actions=actions,
-            logp=logp,
-            rewards=rewards,
-            terminated=terminated,
-            truncated=truncated,
-            next_obs=self.obs.copy(),
-            final_obs=np.array(final_obs, obs.dtype).reshape(-1, *obs.shape[2:]),
-            final_index=np.array(final_index, np.int64),
-            policy_version=self.version,
-            worker_id=self.worker_id,
-            seq=self.seq,
-            env_seeds=tuple(self.seeds),
-            env_ids=tuple(range(self.worker_id * M, (self.worker_id + 1) * M)),
-            episode_returns=np.array(ep_returns, np.float32),
-            episode_lengths=np.array(ep_lengths, np.int64),
-            h0=h0.numpy(),
-        )
-        self.seq += 1
-        self.env_steps += T * M
-        self.episodes += len(ep_returns)
-        return seg
-
-    def autocast(self):
-        """bf16 autocast for inference where `algo.bf16` resolves to it on this CPU
-        (`choose_numerics`), as the learner's forward passes."""
-        return bf16_autocast(self.numerics.bf16 and self._device is None)
-
-    def produce(self, weights: dict) -> tuple[dict, Optional[Encoded]]:
-        """One segment, validated before it leaves the worker and encoded with `channel.codec`:
-        `(meta, encoded)`, `None` if rejected."""
-        t0 = time.perf_counter()
-        seg = self.collect(weights)
-        if self.delay_s:
-            time.sleep(self.delay_s)
-        if self.poison:  # fault drill: this worker's rewards turn to NaN
-            seg.rewards[self.seq % self.T, 0] = np.nan
-        v = self.cfg.validation
-        reason = validate_segment(
-            seg, v.reward_range, v.obs_range, getattr(self.pool.single_action_space, "n", None)
-        )
-        poisoned = self.taint.settle(seg, self._ends, rejected=reason is not None)
-        self.poisoned += poisoned
-        meta = dict(
-            worker_id=self.worker_id,
-            seq=seg.seq,
-            policy_version=seg.policy_version,
-            env_steps=seg.num_steps,
-            episode_returns=[float(r) for r in seg.episode_returns],
-            poisoned_episodes=poisoned,
-            incarnation=self.incarnation,
-            collect_s=time.perf_counter() - t0,
-        )
-        if reason is None:
-            t1 = time.perf_counter()
-            enc = self.codec.encode(seg)
-            meta["nbytes"], meta["encode_s"] = enc.nbytes, time.perf_counter() - t1
-            return meta, enc
-        self.rejected += 1
-        meta["rejected"] = dict(
-            worker_id=self.worker_id, seq=seg.seq, policy_version=seg.policy_version, reason=reason
-        )
-        return meta, None
-
-    def metrics(self) -> dict:
-        return dict(
-            worker_id=self.worker_id,
-            env_steps=self.env_steps,
-            segments=self.seq,
-            episodes=self.episodes,
-            policy_version=self.version,
-            rejected_segments=self.rejected,
-            poisoned_episodes=self.poisoned,
-        )
-
-    def state_dict(self) -> dict:
-        """Counters and the action sampler's RNG; with an inline pool of plain-state envs (see
-        `env_state`) also the
-        envs and the current observations, so that a resumed worker continues its episodes. Plain
-        data and tensors only."""
-        sd = dict(
-            seq=self.seq,
-            env_steps=self.env_steps,
-            episodes=self.episodes,
-            version=self.version,
-            gen=self.gen.get_state(),
-            tainted=self.taint.tainted.tolist(),
-            memory=self.memory.state_dict(),
-        )
-        pool = self.pool.state_dict() if hasattr(self.pool, "state_dict") else None
-        if pool is not None:
-            sd.update(pool=pool, obs=torch.from_numpy(np.array(self.obs)))
-        return sd
-
-    def load_state_dict(self, sd: dict) -> None:
-        """Continue from `state_dict()` (the weights come with the next `collect`, whatever their
-        version)."""
-        self.seq, self.env_steps, self.episodes = sd["seq"], sd["env_steps"], sd["episodes"]
-        if "gen" in sd:
-            self.gen.set_state(sd["gen"])
-        if "memory" in sd:  # a recurrent policy's memory of the episodes it continues
-            self.memory.load_state_dict(sd["memory"])
-        # the envs continue their episodes, and with them what tainted them
-        if "pool" in sd:
-            self.pool.load_state_dict(sd["pool"])
-            self.obs = sd["obs"].numpy().copy()
-            if "tainted" in sd:
-                self.taint.tainted = np.array(sd["tainted"], bool)
-
-    def close(self) -> None:
-        self.pool.close()
+            lp = lp.numpy()
+        actions[t], logp[t] = action.numpy(), lp
+        step = self.pool.step(action if self._device is None else action.to(self._device))
+        self.obs, rewards[t] = to_numpy(step.obs), to_numpy(step.reward)
+        terminated[t], truncated[t] = to_numpy(step.terminated), to_numpy(step.truncated)
+        self.memory.advance(state, torch.from_numpy(terminated[t] | truncated[t]))
+        done = np.flatnonzero(terminated[t] | truncated[t])
+        if len(done):
+            final, ret, length = (
+                to_numpy(step.final_obs),
+                to_numpy(step.episode_return),
+                to_numpy(step.episode_length),
+            )
+            ep_returns += ret[done].tolist()
+            ep_lengths += length[done].tolist()
+            self._ends += [(t, int(m)) for m in done]
+            for m in done:
+                # bootstrap from the true last observation
+                if truncated[t, m] and not terminated[t, m]:
+                    final_obs.append(final[m])
+                    final_index.append(t * M + m)
+    seg = Segment(
+        obs=obs,
+        actions=actions,
+        logp=logp,
+        rewards=rewards,
+        terminated=terminated,
+        truncated=truncated,
+        next_obs=self.obs.copy(),
+        final_obs=np.array(final_obs, obs.dtype).reshape(-1, *obs.shape[2:]),
+        final_index=np.array(final_index, np.int64),
+        policy_version=self.version,
+        worker_id=self.worker_id,
+        seq=self.seq,
+        env_seeds=tuple(self.seeds),
+        env_ids=tuple(range(self.worker_id * M, (self.worker_id + 1) * M)),
+        episode_returns=np.array(ep_returns, np.float32),
+        episode_lengths=np.array(ep_lengths, np.int64),
+        h0=h0.numpy(),
+    )
+    self.seq += 1
+    self.env_steps += T * M
+    self.episodes += len(ep_returns)
+    return seg
 
 # %% ../../nbs/workers/00_runner.ipynb 6
+@patch
+def autocast(self: EnvRunner):
+    """bf16 autocast for inference where `algo.bf16` resolves to it on this CPU
+    (`choose_numerics`), as the learner's forward passes."""
+    return bf16_autocast(self.numerics.bf16 and self._device is None)
+
+
+@patch
+def produce(self: EnvRunner, weights: dict) -> tuple[dict, Optional[Encoded]]:
+    """One segment, validated before it leaves the worker and encoded with `channel.codec`:
+    `(meta, encoded)`, `None` if rejected."""
+    t0 = time.perf_counter()
+    seg = self.collect(weights)
+    if self.delay_s:
+        time.sleep(self.delay_s)
+    if self.poison:  # fault drill: this worker's rewards turn to NaN
+        seg.rewards[self.seq % self.T, 0] = np.nan
+    v = self.cfg.validation
+    reason = validate_segment(
+        seg, v.reward_range, v.obs_range, getattr(self.pool.single_action_space, "n", None)
+    )
+    poisoned = self.taint.settle(seg, self._ends, rejected=reason is not None)
+    self.poisoned += poisoned
+    meta = dict(
+        worker_id=self.worker_id,
+        seq=seg.seq,
+        policy_version=seg.policy_version,
+        env_steps=seg.num_steps,
+        episode_returns=[float(r) for r in seg.episode_returns],
+        poisoned_episodes=poisoned,
+        incarnation=self.incarnation,
+        collect_s=time.perf_counter() - t0,
+    )
+    if reason is None:
+        t1 = time.perf_counter()
+        enc = self.codec.encode(seg)
+        meta["nbytes"], meta["encode_s"] = enc.nbytes, time.perf_counter() - t1
+        return meta, enc
+    self.rejected += 1
+    meta["rejected"] = dict(
+        worker_id=self.worker_id, seq=seg.seq, policy_version=seg.policy_version, reason=reason
+    )
+    return meta, None
+
+
+@patch
+def metrics(self: EnvRunner) -> dict:
+    return dict(
+        worker_id=self.worker_id,
+        env_steps=self.env_steps,
+        segments=self.seq,
+        episodes=self.episodes,
+        policy_version=self.version,
+        rejected_segments=self.rejected,
+        poisoned_episodes=self.poisoned,
+    )
+
+
+@patch
+def state_dict(self: EnvRunner) -> dict:
+    """Counters and the action sampler's RNG; with an inline pool of plain-state envs (see
+    `env_state`) also the
+    envs and the current observations, so that a resumed worker continues its episodes. Plain
+    data and tensors only."""
+    sd = dict(
+        seq=self.seq,
+        env_steps=self.env_steps,
+        episodes=self.episodes,
+        version=self.version,
+        gen=self.gen.get_state(),
+        tainted=self.taint.tainted.tolist(),
+        memory=self.memory.state_dict(),
+    )
+    pool = self.pool.state_dict() if hasattr(self.pool, "state_dict") else None
+    if pool is not None:
+        sd.update(pool=pool, obs=torch.from_numpy(np.array(self.obs)))
+    return sd
+
+# %% ../../nbs/workers/00_runner.ipynb 7
+@patch
+def load_state_dict(self: EnvRunner, sd: dict) -> None:
+    """Continue from `state_dict()` (the weights come with the next `collect`, whatever their
+    version)."""
+    self.seq, self.env_steps, self.episodes = sd["seq"], sd["env_steps"], sd["episodes"]
+    if "gen" in sd:
+        self.gen.set_state(sd["gen"])
+    if "memory" in sd:  # a recurrent policy's memory of the episodes it continues
+        self.memory.load_state_dict(sd["memory"])
+    # the envs continue their episodes, and with them what tainted them
+    if "pool" in sd:
+        self.pool.load_state_dict(sd["pool"])
+        self.obs = sd["obs"].numpy().copy()
+        if "tainted" in sd:
+            self.taint.tainted = np.array(sd["tainted"], bool)
+
+
+@patch
+def close(self: EnvRunner) -> None:
+    self.pool.close()
+
+# %% ../../nbs/workers/00_runner.ipynb 9
 class EpisodeTaint:
     """Which envs' episodes so far have a step in a rejected segment, for a stream of segments of
     `T` steps:
