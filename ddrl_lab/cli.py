@@ -43,19 +43,23 @@ def _config_arguments(p: argparse.ArgumentParser, required: bool = True) -> None
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="ddrl-lab", description="Distributed deep RL workbench.")
-    sub = p.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="train from a preset or a YAML config")
-    _config_arguments(run)
-    run.add_argument("--out", help="parent folder of the run directory (run.out)")
-    run.add_argument("--quiet", action="store_true", help="print only the run directory")
-    run.add_argument(
+def _metrics_port(parser) -> None:
+    "The `--metrics-port` of the commands that drive a job."
+    parser.add_argument(
         "--metrics-port",
         type=int,
         metavar="PORT",
         help="serve Prometheus metrics on 127.0.0.1:PORT (0: a free port)",
     )
+
+
+def _job_commands(sub) -> None:
+    "`run` and `resume`: the commands that drive a job."
+    run = sub.add_parser("run", help="train from a preset or a YAML config")
+    _config_arguments(run)
+    run.add_argument("--out", help="parent folder of the run directory (run.out)")
+    run.add_argument("--quiet", action="store_true", help="print only the run directory")
+    _metrics_port(run)
     resume = sub.add_parser(
         "resume", help="continue a stopped run in its own directory, from its newest checkpoint"
     )
@@ -66,12 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--force", action="store_true", help="load a checkpoint even if another config wrote it"
     )
     resume.add_argument("--quiet", action="store_true", help="print only the run directory")
-    resume.add_argument(
-        "--metrics-port",
-        type=int,
-        metavar="PORT",
-        help="serve Prometheus metrics on 127.0.0.1:PORT (0: a free port)",
-    )
+    _metrics_port(resume)
+
+
+def _inspect_commands(sub) -> None:
+    "`presets`, `config` and `doctor`: the commands that read and run nothing."
     sub.add_parser("presets", help="list the shipped presets")
     config = sub.add_parser(
         "config", help="print every key of a config: its value, default, allowed values and help"
@@ -86,6 +89,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="the run directory (only its files are read: it may come from another machine)",
     )
     doctor.add_argument("--json", action="store_true", help="print the diagnosis as JSON")
+
+# %% ../nbs/cli.ipynb 5
+def _bench_command(sub) -> None:
+    "`bench`: the benchmarks' table."
     bench = sub.add_parser("bench", help="run benchmarks; print a table and write a JSON file")
     bench.add_argument(
         "names",
@@ -109,6 +116,10 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="RESULTS_JSON",
         help="print the table of an earlier results file; run nothing",
     )
+
+
+def _plan_command(sub) -> None:
+    "`plan`: the planner, and its check against real runs."
     plan = sub.add_parser(
         "plan",
         help="predict a config at scale from unit costs measured here (barrier, channel, replay, "
@@ -150,6 +161,15 @@ def build_parser() -> argparse.ArgumentParser:
         default=3,
         help="--validate: calibrations and runs per case and worker count (medians compared)",
     )
+
+# %% ../nbs/cli.ipynb 6
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="ddrl-lab", description="Distributed deep RL workbench.")
+    sub = p.add_subparsers(dest="command", required=True)
+    _job_commands(sub)
+    _inspect_commands(sub)
+    _bench_command(sub)
+    _plan_command(sub)
     return p
 
 
@@ -214,7 +234,7 @@ def _follow(job, args) -> int:
         print(job.run_dir)
     return 0
 
-
+# %% ../nbs/cli.ipynb 7
 def cmd_doctor(args) -> int:
     """Print the diagnosis; exit 0 when every stage is ok, 1 when one needs a look, 2 when RUN_DIR
     is not a run directory."""
@@ -286,7 +306,7 @@ def cmd_bench(args) -> int:
     print(f"\nresults: {out}")
     return 1 if any(b["error"] for b in results["benchmarks"].values()) else 0
 
-
+# %% ../nbs/cli.ipynb 8
 def cmd_plan(args) -> int:
     """The plan (table, saturation, verdict, figure) or `--validate`; exit 2 on bad input (a config, a
     worker count, a network, a calibration, a figure's folder)."""

@@ -31,7 +31,100 @@ def show_value(v) -> str:
         else str(v)
     )
 
+# %% ../../nbs/config/02_checks.ipynb 8
+def _parse_bool(value):
+    "True or False from a bool or its word (true/yes/on/1, false/no/off/0), else None."
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "yes", "on", "1"):
+        return True
+    if isinstance(value, str) and value.strip().lower() in ("false", "no", "off", "0"):
+        return False
+    return None
 
+
+def _parse_int(value):
+    "An int from an int, a whole float or its text (`100_000`, `1e5`), else None."
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(value.strip().replace("_", ""))
+        except ValueError:
+            try:
+                f = float(value)
+                if f.is_integer():
+                    return int(f)
+            except ValueError:
+                pass
+    return None
+
+
+def _parse_float(value):
+    "A float from a number or its text, else None; NaN is refused."
+    f = None
+    if isinstance(value, (int, float)):
+        f = float(value)
+    elif isinstance(value, str):
+        try:
+            f = float(value.strip().replace("_", ""))
+        except ValueError:
+            pass
+    if f is not None and f != f:
+        raise TypeError("expected a number, not NaN")
+    return f
+
+
+def _parse_scalar(value, tp):
+    "`value` read as `tp` (bool, int, float or str), else None (a bool is no number and no text)."
+    if tp is bool:
+        return _parse_bool(value)
+    if isinstance(value, bool):
+        return None
+    if tp is int:
+        return _parse_int(value)
+    if tp is float:
+        return _parse_float(value)
+    if tp is str and isinstance(value, (str, int, float)):
+        return value if isinstance(value, str) else str(value)
+    return None
+
+# %% ../../nbs/config/02_checks.ipynb 10
+def _coerce_collection(value, origin, args):
+    "A list, dict or tuple (`origin`) of `args` from `value` (a collection, or its YAML text)."
+    if isinstance(value, str):
+        empty = {list: [], dict: {}, tuple: None}[origin]
+        value = yaml.safe_load(value) if value.strip() else empty
+    if origin is list:
+        value = [] if value is None else value
+        if not isinstance(value, (list, tuple)):
+            raise TypeError("expected a list like [a, b]")
+        return [coerce(v, args[0]) for v in value]
+    if origin is dict:
+        value = {} if value is None else value
+        if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+            raise TypeError("expected a mapping of names to values like {size: 8}")
+        return dict(value)
+    if not isinstance(value, (list, tuple)) or len(value) != len(args):
+        raise TypeError(f"expected a list of {len(args)} numbers like [-1, 1]")
+    return tuple(coerce(v, a) for v, a in zip(value, args))
+
+
+def _coerce_literal(value, args):
+    "One of the choices `args`: a word in any case, or a flag (`on`, `false`) where a choice is a bool."
+    if isinstance(value, str) and value.strip().lower() in args:
+        return value.strip().lower()
+    try:
+        flag = coerce(value, bool)
+    except TypeError:
+        flag = None
+    if flag in args:
+        return flag
+    raise TypeError("expected one of " + ", ".join(show_value(a) for a in args))
+
+# %% ../../nbs/config/02_checks.ipynb 12
 def coerce(value, tp) -> Any:
     "Convert `value` to the annotated type `tp`, or raise `TypeError` saying what was expected."
     origin, args = typing.get_origin(tp), typing.get_args(tp)
@@ -45,81 +138,16 @@ def coerce(value, tp) -> Any:
             return None
         (inner,) = [a for a in args if a is not type(None)]
         return coerce(value, inner)
-    if origin is list:
-        if isinstance(value, str):
-            value = yaml.safe_load(value) if value.strip() else []
-        if value is None:
-            value = []
-        if not isinstance(value, (list, tuple)):
-            raise TypeError(f"expected a list like [a, b]")
-        return [coerce(v, args[0]) for v in value]
-    if origin is dict:
-        if isinstance(value, str):
-            value = yaml.safe_load(value) if value.strip() else {}
-        if value is None:
-            value = {}
-        if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
-            raise TypeError("expected a mapping of names to values like {size: 8}")
-        return dict(value)
-    if origin is tuple:
-        if isinstance(value, str):
-            value = yaml.safe_load(value)
-        if not isinstance(value, (list, tuple)) or len(value) != len(args):
-            raise TypeError(f"expected a list of {len(args)} numbers like [-1, 1]")
-        return tuple(coerce(v, a) for v, a in zip(value, args))
+    if origin in (list, dict, tuple):
+        return _coerce_collection(value, origin, args)
     if origin is typing.Literal:
-        if isinstance(value, str) and value.strip().lower() in args:
-            return value.strip().lower()
-        try:
-            flag = coerce(value, bool)
-        except TypeError:
-            flag = None
-        if flag in args:
-            return flag
-        raise TypeError("expected one of " + ", ".join(show_value(a) for a in args))
-    if tp is bool:
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.strip().lower() in ("true", "yes", "on", "1"):
-            return True
-        if isinstance(value, str) and value.strip().lower() in ("false", "no", "off", "0"):
-            return False
-    elif tp is int and not isinstance(value, bool):
-        if isinstance(value, int):
-            return value
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        if isinstance(value, str):
-            try:
-                return int(value.strip().replace("_", ""))
-            except ValueError:
-                try:
-                    f = float(value)
-                    if f.is_integer():
-                        return int(f)
-                except ValueError:
-                    pass
-    elif tp is float and not isinstance(value, bool):
-        f = None
-        if isinstance(value, (int, float)):
-            f = float(value)
-        elif isinstance(value, str):
-            try:
-                f = float(value.strip().replace("_", ""))
-            except ValueError:
-                pass
-        if f is not None and f != f:
-            raise TypeError("expected a number, not NaN")
-        if f is not None:
-            return f
-    elif tp is str:
-        if isinstance(value, str):
-            return value
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return str(value)
-    raise TypeError(f"expected {_TYPE_WORDS.get(tp, tp)}")
+        return _coerce_literal(value, args)
+    out = _parse_scalar(value, tp)
+    if out is None:
+        raise TypeError(f"expected {_TYPE_WORDS.get(tp, tp)}")
+    return out
 
-# %% ../../nbs/config/02_checks.ipynb 9
+# %% ../../nbs/config/02_checks.ipynb 15
 ON_POLICY = ("ppo",)
 MAX_LEARNERS = {"co-located": 1, "central-inference": 1}
 
@@ -188,15 +216,10 @@ def recurrent_problems(c: Config) -> list[str]:
         )
     return p
 
-
-def check_consistency(c: Config) -> list[str]:
-    "Problems with settings that are each valid but contradict each other."
+# %% ../../nbs/config/02_checks.ipynb 17
+def _algorithm_problems(c: Config) -> list[str]:
+    "Settings the algorithm contradicts: replay for an on-policy learner, minibatches, fallbacks, losses."
     p = []
-    if c.channel.low_watermark >= c.channel.high_watermark:
-        p.append(
-            f"channel.low_watermark = {c.channel.low_watermark} must be below "
-            f"channel.high_watermark = {c.channel.high_watermark}."
-        )
     if c.algo.name in ON_POLICY and c.replay.kind != "none":
         p.append(
             f"replay.kind = '{c.replay.kind}' needs an off-policy algorithm, but algo.name = "
@@ -204,11 +227,34 @@ def check_consistency(c: Config) -> list[str]:
         )
     if c.algo.name == "dqn" and c.replay.kind == "none":
         p.append("algo.name = 'dqn' learns from replay: set replay.kind to uniform or prioritized.")
-    limit = MAX_LEARNERS.get(c.topology.mode)
-    if limit is not None and c.topology.num_learners > limit:
+    batch = c.algo.segment_length * c.env.num_envs * c.topology.num_workers
+    if c.algo.name in ON_POLICY and c.algo.minibatch_size > batch:
         p.append(
-            f"topology.num_learners = {c.topology.num_learners} is more than topology.mode = "
-            f"'{c.topology.mode}' allows ({limit})."
+            f"algo.minibatch_size = {c.algo.minibatch_size} is larger than one batch of "
+            f"algo.segment_length x env.num_envs x topology.num_workers = {batch} steps."
+        )
+    if c.sync.fallback == "off-policy" and c.algo.name != "ppo":
+        p.append(
+            f"sync.fallback = 'off-policy' corrects an on-policy learner's stale segments with "
+            f"V-trace, but algo.name = {c.algo.name!r} "
+            + ("corrects every segment already" if c.algo.name == "impala" else "is off-policy")
+            + ": use sync.fallback=sync or none."
+        )
+    if c.algo.loss_reduction == "sum" and c.algo.name != "impala":
+        p.append(
+            f"algo.loss_reduction = 'sum' applies to impala's V-trace loss (algo.name = "
+            f"{c.algo.name!r} means its losses): set algo.loss_reduction=mean."
+        )
+    return p
+
+
+def _data_problems(c: Config) -> list[str]:
+    "Contradictions in the data path: watermarks, replay shards, env kwargs, ranges, stacking, codec."
+    p = []
+    if c.channel.low_watermark >= c.channel.high_watermark:
+        p.append(
+            f"channel.low_watermark = {c.channel.low_watermark} must be below "
+            f"channel.high_watermark = {c.channel.high_watermark}."
         )
     if c.replay.kind != "none" and c.replay.shards > c.replay.capacity:
         p.append(
@@ -224,18 +270,27 @@ def check_consistency(c: Config) -> list[str]:
         r = getattr(c.validation, name)
         if r is not None and r[0] > r[1]:
             p.append(f"validation.{name} = {list(r)}: the low end is above the high end.")
-    batch = c.algo.segment_length * c.env.num_envs * c.topology.num_workers
-    if c.algo.name in ON_POLICY and c.algo.minibatch_size > batch:
+    if c.env.obs_stack > 1 and c.env.backend == "ale":
         p.append(
-            f"algo.minibatch_size = {c.algo.minibatch_size} is larger than one batch of "
-            f"algo.segment_length x env.num_envs x topology.num_workers = {batch} steps."
+            f"env.obs_stack = {c.env.obs_stack} stacks vector observations (gymnasium, torch); "
+            "Atari stacks frames with env.frame_stack: set env.obs_stack=1."
         )
-    if c.sync.fallback == "off-policy" and c.algo.name != "ppo":
+    if c.channel.codec == "shm" and c.run.ray_address is not None:
         p.append(
-            f"sync.fallback = 'off-policy' corrects an on-policy learner's stale segments with "
-            f"V-trace, but algo.name = {c.algo.name!r} "
-            + ("corrects every segment already" if c.algo.name == "impala" else "is off-policy")
-            + ": use sync.fallback=sync or none."
+            "channel.codec = 'shm' works within one host only, but run.ray_address names a "
+            "cluster: use pickle5 or msgpack."
+        )
+    return p
+
+# %% ../../nbs/config/02_checks.ipynb 18
+def _topology_problems(c: Config) -> list[str]:
+    "Settings the topology contradicts: learner counts, collectives, the GPU criterion, the cluster."
+    p = []
+    limit = MAX_LEARNERS.get(c.topology.mode)
+    if limit is not None and c.topology.num_learners > limit:
+        p.append(
+            f"topology.num_learners = {c.topology.num_learners} is more than topology.mode = "
+            f"'{c.topology.mode}' allows ({limit})."
         )
     learners = c.topology.num_learners
     if c.sync.collective == "hierarchical" and learners % c.sync.group_size:
@@ -257,30 +312,21 @@ def check_consistency(c: Config) -> list[str]:
             f"utilisation, but topology.device = 'cpu': set topology.device to cuda (or auto on "
             f"a machine with one), or leave the criterion unset."
         )
-    if c.channel.codec == "shm" and c.run.ray_address is not None:
-        p.append(
-            "channel.codec = 'shm' works within one host only, but run.ray_address names a "
-            "cluster: use pickle5 or msgpack."
-        )
     if c.run.ray_address is not None and c.run.runtime != "ray":
         p.append(
             f"run.ray_address is set but run.runtime = '{c.run.runtime}': set "
             f"run.runtime=ray to use a cluster."
         )
-    p += recurrent_problems(c)
-    if c.env.obs_stack > 1 and c.env.backend == "ale":
-        p.append(
-            f"env.obs_stack = {c.env.obs_stack} stacks vector observations (gymnasium, torch); "
-            "Atari stacks frames with env.frame_stack: set env.obs_stack=1."
-        )
-    if c.algo.loss_reduction == "sum" and c.algo.name != "impala":
-        p.append(
-            f"algo.loss_reduction = 'sum' applies to impala's V-trace loss (algo.name = "
-            f"{c.algo.name!r} means its losses): set algo.loss_reduction=mean."
-        )
     return p
 
-# %% ../../nbs/config/02_checks.ipynb 13
+
+def check_consistency(c: Config) -> list[str]:
+    "Problems with settings that are each valid but contradict each other."
+    return (
+        _algorithm_problems(c) + _data_problems(c) + _topology_problems(c) + recurrent_problems(c)
+    )
+
+# %% ../../nbs/config/02_checks.ipynb 22
 def check_packages(c: Config) -> list[str]:
     "Problems with settings that need an optional package this Python cannot import."
     p = []

@@ -66,7 +66,7 @@ class EnvConfig:
     # ale: press FIRE after each reset in games that wait for it (native pool only)
     fire_reset: bool = False
 
-
+# %% ../../nbs/config/01_schema.ipynb 8
 @dataclass
 class AlgoConfig:
     "The learning algorithm and its hyperparameters."
@@ -90,8 +90,7 @@ class AlgoConfig:
     opt_eps: Optional[float] = setting(None, lo=0.0, lo_open=True)
     # rmsprop: decay of the squared-gradient average
     rmsprop_alpha: float = setting(0.99, lo=0.0, hi=1.0, lo_open=True)
-    # impala: mean or sum the loss over the batch's steps (TorchBeast sums; its rmsprop eps and
-    # grad-norm 40 assume it)
+    # impala: mean or sum the loss over the steps (TorchBeast sums; its eps and grad-norm 40 assume it)
     loss_reduction: str = setting("mean", choices=("mean", "sum"))
     normalize_advantages: bool = True  # per-minibatch advantage normalisation
     hidden_size: int = setting(64, lo=1, hi=65536)  # width of the MLP torso
@@ -137,8 +136,7 @@ class AlgoConfig:
     # steps per truncated-BPTT chunk of a recurrent PPO minibatch (None: the whole segment); it
     # must divide segment_length
     bptt: Optional[int] = setting(None, lo=1)
-    # the state a learner unrolls each segment (R2D2: sequence) from: the one its actor stored
-    # (h0) or zeros (for studying what the stored state buys)
+    # a learner unrolls each segment (R2D2: sequence) from the state its actor stored (h0) or zeros
     rnn_h0: str = setting("stored", choices=("stored", "zero"))
     # R2D2 (dqn with algo.rnn): steps before each stored sequence's learned part that only warm
     # up its stored state (no gradient)
@@ -148,7 +146,7 @@ class AlgoConfig:
     # R2D2: targets in the rescaled space h(x) = sign(x)(sqrt(|x| + 1) - 1) + 0.001x
     value_rescale: bool = False
 
-
+# %% ../../nbs/config/01_schema.ipynb 9
 @dataclass
 class TopologyConfig:
     "Where acting and learning happen."
@@ -216,7 +214,7 @@ class ChannelConfig:
     # how segments are encoded between worker and learner
     codec: str = setting("pickle5", choices=("pickle5", "msgpack", "shm"))
 
-
+# %% ../../nbs/config/01_schema.ipynb 10
 @dataclass
 class ReplayConfig:
     "Experience replay (off-policy algorithms only)."
@@ -291,7 +289,7 @@ class CriteriaConfig:
     # percent of time the learners' GPU runs a kernel (NVML; the lowest learner), at least
     min_gpu_utilization: Optional[float] = setting(None, lo=0.0, hi=100.0)
 
-# %% ../../nbs/config/01_schema.ipynb 9
+# %% ../../nbs/config/01_schema.ipynb 12
 @dataclass
 class Config:
     "A complete, typed ddrl_lab config: one field per section."
@@ -309,7 +307,7 @@ class Config:
 
 SECTIONS: dict[str, type] = {f.name: f.default_factory for f in dataclasses.fields(Config)}
 
-# %% ../../nbs/config/01_schema.ipynb 12
+# %% ../../nbs/config/01_schema.ipynb 15
 class ConfigError(ValueError):
     """Every problem found in a config, reported together as one paragraph; `source` names the file
     it came from."""
