@@ -152,11 +152,9 @@ def _criterion_check(df: pd.DataFrame, cfg: Config, stage: str) -> list[Check]:
         )
     return out
 
-
-def check_versions(df: pd.DataFrame, cfg: Config, meta: dict, rejections: list) -> Stage:
-    """Stage 2: does every worker act with a policy version inside the tolerated lag, without
-    wasting its samples?"""
-    s = Stage("versions", "do workers act with a recent enough policy?")
+# %% ../../nbs/analysis/02_doctor.ipynb 11
+def _version_lag_check(df: pd.DataFrame, cfg: Config) -> Check:
+    "The p95 policy-version lag of the trained segments against the lag the algorithm tolerates."
     a, sy = cfg.algo.name, cfg.sync
     counts = [int(_series(df, c).sum()) for c in LAG_COLS]
     tol = (
@@ -166,92 +164,111 @@ def check_versions(df: pd.DataFrame, cfg: Config, meta: dict, rejections: list) 
     )
     p95, n = lag_quantile(counts), sum(counts)
     if a == "dqn" or cfg.replay.kind != "none":
-        s.checks.append(
-            Check(
-                "version lag",
-                "off-policy from replay: the age of sampled data is "
-                "replay's business (replay_age_mean)",
-            )
+        return Check(
+            "version lag",
+            "off-policy from replay: the age of sampled data is "
+            "replay's business (replay_age_mean)",
         )
-    elif p95 is None:
-        s.checks.append(Check("version lag", "no trained segment counted a lag yet"))
-    else:
-        shown = f"{p95}+" if p95 >= LAG_BINS else str(p95)
-        mx = int(_series(df, "version_lag_max").max())
-        bound = (
-            ""
-            if sy.mode != "async"
-            else f", sync.max_staleness = {sy.max_staleness} ({sy.stale_policy})"
-        )
-        s.checks.append(
-            Check(
-                "version lag",
-                f"p95 {shown} policy versions, max {mx}, over {n} "
-                f"trained segments; tolerated p95: {tol:g} "
-                f"({'criteria.max_version_lag_p95' if cfg.criteria.max_version_lag_p95 is not None else a}){bound}",
-                p95 <= tol,
-                f"segments this old reach the learner: set "
-                f"sync.max_staleness={int(tol)} (or sync.stale_policy=downweight), "
-                f"and keep fewer segments waiting (channel.capacity = "
-                f"{cfg.channel.capacity}, channel.high_watermark = "
-                f"{cfg.channel.high_watermark}): the backlog is what ages them. Or "
-                f"sync.mode=sync.",
-            )
-        )
+    if p95 is None:
+        return Check("version lag", "no trained segment counted a lag yet")
+    shown = f"{p95}+" if p95 >= LAG_BINS else str(p95)
+    mx = int(_series(df, "version_lag_max").max())
+    bound = (
+        ""
+        if sy.mode != "async"
+        else f", sync.max_staleness = {sy.max_staleness} ({sy.stale_policy})"
+    )
+    tol_from = "criteria.max_version_lag_p95" if cfg.criteria.max_version_lag_p95 is not None else a
+    return Check(
+        "version lag",
+        f"p95 {shown} policy versions, max {mx}, over {n} "
+        f"trained segments; tolerated p95: {tol:g} "
+        f"({tol_from}){bound}",
+        p95 <= tol,
+        f"segments this old reach the learner: set "
+        f"sync.max_staleness={int(tol)} (or sync.stale_policy=downweight), "
+        f"and keep fewer segments waiting (channel.capacity = "
+        f"{cfg.channel.capacity}, channel.high_watermark = "
+        f"{cfg.channel.high_watermark}): the backlog is what ages them. Or "
+        f"sync.mode=sync.",
+    )
+
+# %% ../../nbs/analysis/02_doctor.ipynb 13
+def _stale_drop_checks(df: pd.DataFrame, cfg: Config) -> list[Check]:
+    "The share of the produced segments dropped as stale (no check before any is produced)."
     produced, stale = (
         int(_last(df, "produced_segments", 0) or 0),
         int(_last(df, "dropped_stale", 0) or 0),
     )
-    if produced:
-        s.checks.append(
-            Check(
-                "dropped as stale",
-                f"{stale} of {produced} segments ({_pct(stale / produced)})",
-                stale <= STALE_DROP_MAX * produced,
-                f"more than {_pct(STALE_DROP_MAX)} of the sampling is thrown away: "
-                f"the learner falls behind the workers. Use "
-                "fewer workers or a larger batch per update, or "
-                "sync.stale_policy=downweight, or raise sync.max_staleness "
-                f"(now {sy.max_staleness}) if the algorithm tolerates it.",
-            )
+    if not produced:
+        return []
+    return [
+        Check(
+            "dropped as stale",
+            f"{stale} of {produced} segments ({_pct(stale / produced)})",
+            stale <= STALE_DROP_MAX * produced,
+            f"more than {_pct(STALE_DROP_MAX)} of the sampling is thrown away: "
+            f"the learner falls behind the workers. Use "
+            "fewer workers or a larger batch per update, or "
+            "sync.stale_policy=downweight, or raise sync.max_staleness "
+            f"(now {cfg.sync.max_staleness}) if the algorithm tolerates it.",
         )
+    ]
+
+
+def _state_drift_checks(df: pd.DataFrame) -> list[Check]:
+    "How far lag moves the state a recurrent policy acts from (no check for a feed-forward one)."
     drift = _series(df, "state_drift_p95")
-    if len(drift):  # a recurrent policy: how far lag moves the state it acts from
-        s.checks.append(
-            Check(
-                "recurrent state drift",
-                f"p95 over envs {drift.median():.3g} (median over {len(drift)} rows), last "
-                f"{drift.iloc[-1]:.3g}: RMS distance between the state the actors carried and the "
-                f"one the learner's weights reach from the same start (state_drift_p95)",
-            )
+    if not len(drift):
+        return []
+    return [
+        Check(
+            "recurrent state drift",
+            f"p95 over envs {drift.median():.3g} (median over {len(drift)} rows), last "
+            f"{drift.iloc[-1]:.3g}: RMS distance between the state the actors carried and the "
+            f"one the learner's weights reach from the same start (state_drift_p95)",
         )
+    ]
+
+
+def _fallback_checks(df: pd.DataFrame, cfg: Config) -> list[Check]:
+    "Whether the staleness fallback took over, and is still on at the end (no check if never)."
+    sy = cfg.sync
     switches = int(_last(df, "fallback_switches", 0) or 0)
-    if switches:  # the staleness fallback took over at times
-        on = bool(_last(df, "fallback_active", 0))
-        s.checks.append(
-            Check(
-                "staleness fallback",
-                f"sync.fallback = {sy.fallback} switched {switches} times; "
-                f"{'on' if on else 'off'} at the end",
-                not on,
-                f"the lag of arriving segments stayed above sync.max_staleness "
-                f"({sy.max_staleness}): fewer workers, a smaller channel.capacity, or a faster link.",
-            )
+    if not switches:
+        return []
+    on = bool(_last(df, "fallback_active", 0))
+    return [
+        Check(
+            "staleness fallback",
+            f"sync.fallback = {sy.fallback} switched {switches} times; "
+            f"{'on' if on else 'off'} at the end",
+            not on,
+            f"the lag of arriving segments stayed above sync.max_staleness "
+            f"({sy.max_staleness}): fewer workers, a smaller channel.capacity, or a faster link.",
         )
+    ]
+
+
+def check_versions(df: pd.DataFrame, cfg: Config, meta: dict, rejections: list) -> Stage:
+    """Stage 2: does every worker act with a policy version inside the tolerated lag, without
+    wasting its samples?"""
+    s = Stage("versions", "do workers act with a recent enough policy?")
+    s.checks.append(_version_lag_check(df, cfg))
+    s.checks += _stale_drop_checks(df, cfg)
+    s.checks += _state_drift_checks(df)  # a recurrent policy only
+    s.checks += _fallback_checks(df, cfg)  # the staleness fallback took over at times
     s.checks += _criterion_check(df, cfg, "versions")
     return s
 
-# %% ../../nbs/analysis/02_doctor.ipynb 11
+# %% ../../nbs/analysis/02_doctor.ipynb 15
 # the doctor's rules of thumb
 THROTTLED_MAX, LEARNER_BOUND, STARVED_WAIT, CODEC_SHARE_MAX = 0.5, 0.8, 0.5, 0.25
 
 
-def check_communication(df: pd.DataFrame, cfg: Config, meta: dict, rejections: list) -> Stage:
-    """Stage 3: does data flow (producers not held back, the learner not starved, serialization a
-    small share)?"""
-    s = Stage("communication", "does the data flow between workers and learner?")
-    t = float(_last(df, "time_s", 0.0) or 0.0)
-    W = max(cfg.topology.num_workers, 1)
+def _learner_busy(df: pd.DataFrame, cfg: Config, t: float) -> tuple:
+    """`(busy_s, busy, busy_txt)`: the learners' update seconds, a learner's busy share of the `t`
+    seconds (None when not recorded), and that share in words."""
     # every learner's update seconds, summed: the share is a learner's mean
     L = max(cfg.topology.num_learners, 1)
     busy_s = _num(_last(df, "learner_busy_s"))
@@ -261,77 +278,112 @@ def check_communication(df: pd.DataFrame, cfg: Config, meta: dict, rejections: l
         if busy is not None
         else "learner busy time not recorded"
     )
+    return busy_s, busy, busy_txt
+
+
+def _throttle_step(cfg: Config, busy: Optional[float], busy_txt: str) -> str:
+    "The next step for producers held back: a bigger channel, a new ratio, or other watermarks."
+    W = max(cfg.topology.num_workers, 1)
+    if cfg.channel.capacity < 2 * W:
+        return (
+            f"channel.capacity = {cfg.channel.capacity} holds fewer than two segments per "
+            f"worker ({W} workers), so a worker "
+            f"waits for room even while the learner could take more ({busy_txt}): raise "
+            f"it to channel.capacity={2 * W} or more."
+        )
+    if busy is not None and busy >= LEARNER_BOUND:
+        return (
+            f"the learner is the bottleneck ({busy_txt}): change the ratio of sampling to "
+            f"training parallelism "
+            f"(topology.num_workers = {W} fewer, or more learners / a bigger batch per "
+            f"update), not the watermarks."
+        )
+    return (
+        f"producers wait although the learner is not saturated ({busy_txt}): raise "
+        f"channel.high_watermark "
+        f"(now {cfg.channel.high_watermark}) or channel.capacity (now "
+        f"{cfg.channel.capacity})."
+    )
+
+# %% ../../nbs/analysis/02_doctor.ipynb 17
+def _throttling_checks(
+    df: pd.DataFrame, cfg: Config, t: float, busy: Optional[float], busy_txt: str
+) -> list[Check]:
+    "The share of their time the channel held the workers back (no check where not recorded)."
     held = _num(_last(df, "throttled_s"))
-    if held is not None and t > 0:
-        share = min(1.0, held / (t * W))
-        events = (_num(_last(df, "throttle_events")) or 0) * 60 / t
-        fill = _series(df, "channel_fill").mean()
-        bound = (
-            cfg.criteria.max_throttled_fraction
-            if cfg.criteria.max_throttled_fraction is not None
-            else THROTTLED_MAX
+    if held is None or t <= 0:
+        return []
+    share = min(1.0, held / (t * max(cfg.topology.num_workers, 1)))
+    events = (_num(_last(df, "throttle_events")) or 0) * 60 / t
+    fill = _series(df, "channel_fill").mean()
+    bound = (
+        cfg.criteria.max_throttled_fraction
+        if cfg.criteria.max_throttled_fraction is not None
+        else THROTTLED_MAX
+    )
+    return [
+        Check(
+            "throttling",
+            f"workers held back {_pct(share)} of their time, "
+            f"{events:.0f} throttle events a minute, "
+            f"mean channel fill {fill:.2f}; {busy_txt}",
+            share <= bound,
+            _throttle_step(cfg, busy, busy_txt),
         )
-        if cfg.channel.capacity < 2 * W:
-            step = (
-                f"channel.capacity = {cfg.channel.capacity} holds fewer than two segments per "
-                f"worker ({W} workers), so a worker "
-                f"waits for room even while the learner could take more ({busy_txt}): raise "
-                f"it to channel.capacity={2 * W} or more."
-            )
-        elif busy is not None and busy >= LEARNER_BOUND:
-            step = (
-                f"the learner is the bottleneck ({busy_txt}): change the ratio of sampling to "
-                f"training parallelism "
-                f"(topology.num_workers = {W} fewer, or more learners / a bigger batch per "
-                f"update), not the watermarks."
-            )
-        else:
-            step = (
-                f"producers wait although the learner is not saturated ({busy_txt}): raise "
-                f"channel.high_watermark "
-                f"(now {cfg.channel.high_watermark}) or channel.capacity (now "
-                f"{cfg.channel.capacity})."
-            )
-        s.checks.append(
-            Check(
-                "throttling",
-                f"workers held back {_pct(share)} of their time, "
-                f"{events:.0f} throttle events a minute, "
-                f"mean channel fill {fill:.2f}; {busy_txt}",
-                share <= bound,
-                step,
-            )
-        )
+    ]
+
+
+def _learner_fed_checks(
+    df: pd.DataFrame, cfg: Config, t: float, busy: Optional[float], busy_txt: str
+) -> list[Check]:
+    "The share of the time the learner waited for data (no check where not recorded)."
     waited = _num(_last(df, "consumer_wait_s"))
-    if waited is not None and t > 0:
-        starved = waited / t
-        s.checks.append(
-            Check(
-                "learner fed",
-                f"learner waited for data {_pct(starved)} of the time; {busy_txt}",
-                starved <= STARVED_WAIT or (busy is not None and busy >= LEARNER_BOUND / 2),
-                f"sampling is the bottleneck: more workers (topology.num_workers = "
-                f"{W}) or envs per worker "
-                f"(env.num_envs = {cfg.env.num_envs}), or a lower "
-                f"channel.low_watermark (now {cfg.channel.low_watermark}).",
-            )
+    if waited is None or t <= 0:
+        return []
+    starved = waited / t
+    return [
+        Check(
+            "learner fed",
+            f"learner waited for data {_pct(starved)} of the time; {busy_txt}",
+            starved <= STARVED_WAIT or (busy is not None and busy >= LEARNER_BOUND / 2),
+            f"sampling is the bottleneck: more workers (topology.num_workers = "
+            f"{max(cfg.topology.num_workers, 1)}) or envs per worker "
+            f"(env.num_envs = {cfg.env.num_envs}), or a lower "
+            f"channel.low_watermark (now {cfg.channel.low_watermark}).",
         )
+    ]
+
+
+def _serialization_checks(df: pd.DataFrame, cfg: Config, busy_s: Optional[float]) -> list[Check]:
+    "Encoding and decoding's share of the work (no check where the codec did not run)."
     enc, dec = _num(_last(df, "encode_s")) or 0.0, _num(_last(df, "decode_s")) or 0.0
     work = (_num(_last(df, "collect_s")) or 0.0) + (busy_s or 0.0)
-    if work > 0 and (enc or dec):
-        codec = (enc + dec) / (work + enc)
-        s.checks.append(
-            Check(
-                "serialization",
-                f"encoding {enc:.2f} s + decoding {dec:.2f} s = "
-                f"{_pct(codec)} of the work "
-                f"(channel.codec = {cfg.channel.codec})",
-                codec <= CODEC_SHARE_MAX,
-                "segments cost too much to move: on one host use channel.codec=shm; "
-                "otherwise send fewer, larger "
-                "segments (algo.segment_length) or smaller observations.",
-            )
+    if not (work > 0 and (enc or dec)):
+        return []
+    codec = (enc + dec) / (work + enc)
+    return [
+        Check(
+            "serialization",
+            f"encoding {enc:.2f} s + decoding {dec:.2f} s = "
+            f"{_pct(codec)} of the work "
+            f"(channel.codec = {cfg.channel.codec})",
+            codec <= CODEC_SHARE_MAX,
+            "segments cost too much to move: on one host use channel.codec=shm; "
+            "otherwise send fewer, larger "
+            "segments (algo.segment_length) or smaller observations.",
         )
+    ]
+
+# %% ../../nbs/analysis/02_doctor.ipynb 19
+def check_communication(df: pd.DataFrame, cfg: Config, meta: dict, rejections: list) -> Stage:
+    """Stage 3: does data flow (producers not held back, the learner not starved, serialization a
+    small share)?"""
+    s = Stage("communication", "does the data flow between workers and learner?")
+    t = float(_last(df, "time_s", 0.0) or 0.0)
+    busy_s, busy, busy_txt = _learner_busy(df, cfg, t)
+    s.checks += _throttling_checks(df, cfg, t, busy, busy_txt)
+    s.checks += _learner_fed_checks(df, cfg, t, busy, busy_txt)
+    s.checks += _serialization_checks(df, cfg, busy_s)
     if not s.checks:
         s.checks.append(
             Check(
@@ -360,32 +412,35 @@ def memory_checks(df: pd.DataFrame) -> list:
         for g in memory_growth(df)
     ]
 
-# %% ../../nbs/analysis/02_doctor.ipynb 17
+# %% ../../nbs/analysis/02_doctor.ipynb 25
 # median approx KL per update; entropy left of its start; return gain
 KL_MAX, ENTROPY_COLLAPSE, MIN_PROGRESS = 0.05, 0.05, 0.25
 
 
-def check_algorithm(df: pd.DataFrame, cfg: Config, meta: dict, rejections: list) -> Stage:
-    """Stage 4: with sound data, versions and flow, does the algorithm learn (finite losses, steady
-    updates, rising returns)?"""
-    s, algo = Stage("algorithm", "does the algorithm learn?"), cfg.algo
-    # an explicit bf16 where the device emulates it
+def _numerics_checks(meta: dict) -> list[Check]:
+    "An explicit bf16 the device only emulates (no check where the numerics are native)."
     emulated = (meta.get("numerics") or {}).get("warning")
-    if emulated:
-        s.checks.append(
-            Check(
-                "numerics",
-                emulated,
-                False,
-                "set algo.bf16=auto: bf16 where the device computes it natively, fp32 elsewhere.",
-            )
+    if not emulated:
+        return []
+    return [
+        Check(
+            "numerics",
+            emulated,
+            False,
+            "set algo.bf16=auto: bf16 where the device computes it natively, fp32 elsewhere.",
         )
+    ]
+
+
+def _finite_checks(df: pd.DataFrame, algo) -> list[Check]:
+    "One failed check per loss (or the gradient norm) that turned NaN or infinite after its start."
+    out = []
     for k in [c for c in df.columns if c.startswith("loss_") or c == "grad_norm"]:
         col = df[k]
         first = col.first_valid_index()
         bad = col.loc[first:].isna() if first is not None else col.iloc[:0]
         if bad.any():
-            s.checks.append(
+            out.append(
                 Check(
                     f"{k} finite",
                     f"{k} became NaN or infinite at row {int(bad.idxmax())}",
@@ -394,74 +449,99 @@ def check_algorithm(df: pd.DataFrame, cfg: Config, meta: dict, rejections: list)
                     f"algo.max_grad_norm set.",
                 )
             )
+    return out
+
+
+def _skipped_checks(df: pd.DataFrame, meta: dict, algo) -> list[Check]:
+    "Optimizer steps skipped for a non-finite gradient: ok only during the nan_grad drill."
     skipped = int(_last(df, "skipped_updates", 0) or 0)
     drilled = any(f.get("fault") == "nan_grad" for f in meta.get("faults_fired", []))
-    if skipped:
-        why = f"{skipped} optimizer steps skipped for a non-finite gradient (the weights kept)"
-        s.checks.append(
-            Check(
-                "skipped updates",
-                why + (" during the nan_grad drill" if drilled else ""),
-                drilled,
-                f"find what made the loss NaN or Inf: rewards or observations out of range, bf16 "
-                f"overflow (algo.bf16={algo.bf16}), too high an algo.lr ({algo.lr:g}); after "
-                f"algo.max_skipped_updates ({algo.max_skipped_updates}) in a row the run stops.",
-            )
+    if not skipped:
+        return []
+    why = f"{skipped} optimizer steps skipped for a non-finite gradient (the weights kept)"
+    return [
+        Check(
+            "skipped updates",
+            why + (" during the nan_grad drill" if drilled else ""),
+            drilled,
+            f"find what made the loss NaN or Inf: rewards or observations out of range, bf16 "
+            f"overflow (algo.bf16={algo.bf16}), too high an algo.lr ({algo.lr:g}); after "
+            f"algo.max_skipped_updates ({algo.max_skipped_updates}) in a row the run stops.",
         )
-    ret = _series(df, "episode_return_mean")
-    episodes, target = int(_last(df, "episodes", 0) or 0), cfg.run.target_return
-    lr_step = f"lower algo.lr (now {algo.lr:g}; try {algo.lr / 10:g})"
+    ]
+
+# %% ../../nbs/analysis/02_doctor.ipynb 27
+def _update_size_checks(df: pd.DataFrame, algo, lr_step: str) -> list[Check]:
+    "The median approximate KL of an update (no check where the algorithm does not report it)."
     kl = _series(df, "approx_kl")
-    if len(kl):
-        s.checks.append(
-            Check(
-                "update size",
-                f"median approx KL per update {kl.median():.3g}",
-                kl.median() <= KL_MAX,
-                f"each update moves the policy too far: {lr_step}, or fewer "
-                f"algo.epochs (now {algo.epochs}) / a smaller algo.clip_coef.",
-            )
+    if not len(kl):
+        return []
+    return [
+        Check(
+            "update size",
+            f"median approx KL per update {kl.median():.3g}",
+            kl.median() <= KL_MAX,
+            f"each update moves the policy too far: {lr_step}, or fewer "
+            f"algo.epochs (now {algo.epochs}) / a smaller algo.clip_coef.",
         )
+    ]
+
+
+def _entropy_checks(df: pd.DataFrame, algo, lr_step: str, reached) -> list[Check]:
+    "The entropy left at the end of what it started at (no check without two positive rows)."
     ent = _series(df, "entropy")
-    reached = target is not None and len(ret) and ret.iloc[-1] >= target
-    if len(ent) > 1 and ent.iloc[0] > 0:
-        left = ent.iloc[-1] / ent.iloc[0]
-        s.checks.append(
-            Check(
-                "entropy",
-                f"{ent.iloc[-1]:.3g} at the end, {_pct(left)} of the "
-                f"{ent.iloc[0]:.3g} it started at",
-                left >= ENTROPY_COLLAPSE or bool(reached),
-                f"the policy turned deterministic before it learned: {lr_step} or "
-                f"raise algo.ent_coef (now {algo.ent_coef:g}).",
-            )
+    if not (len(ent) > 1 and ent.iloc[0] > 0):
+        return []
+    left = ent.iloc[-1] / ent.iloc[0]
+    return [
+        Check(
+            "entropy",
+            f"{ent.iloc[-1]:.3g} at the end, {_pct(left)} of the {ent.iloc[0]:.3g} it started at",
+            left >= ENTROPY_COLLAPSE or bool(reached),
+            f"the policy turned deterministic before it learned: {lr_step} or "
+            f"raise algo.ent_coef (now {algo.ent_coef:g}).",
         )
+    ]
+
+# %% ../../nbs/analysis/02_doctor.ipynb 29
+def _returns_check(df: pd.DataFrame, cfg: Config, ret: pd.Series, lr_step: str, reached) -> Check:
+    "Whether the returns rose over the run, once enough episodes ended to judge."
+    episodes, target = int(_last(df, "episodes", 0) or 0), cfg.run.target_return
     if len(ret) < 2 or episodes < 2 * cfg.run.return_window:
-        s.checks.append(
-            Check(
-                "returns",
-                f"too few episodes to judge ({episodes}; the doctor "
-                f"wants {2 * cfg.run.return_window})",
-            )
+        return Check(
+            "returns",
+            f"too few episodes to judge ({episodes}; the doctor wants {2 * cfg.run.return_window})",
         )
-    else:
-        first, last = float(ret.iloc[0]), float(ret.iloc[-1])
-        gain = max(MIN_PROGRESS * abs(first), 1.0)
-        fig = f"return {first:.1f} at first, {last:.1f} at the end (best {ret.max():.1f})" + (
-            f"; target {target:g}" if target is not None else ""
-        )
-        s.checks.append(
-            Check(
-                "returns",
-                fig,
-                bool(reached) or last - first >= gain,
-                f"no progress with sound data and flow: the algorithm's settings "
-                f"are next — {lr_step} or raise it if the "
-                "updates are tiny, check algo.ent_coef and the batch "
-                "(algo.segment_length x env.num_envs), and compare with the "
-                "preset's published recipe.",
-            )
-        )
+    first, last = float(ret.iloc[0]), float(ret.iloc[-1])
+    gain = max(MIN_PROGRESS * abs(first), 1.0)
+    fig = f"return {first:.1f} at first, {last:.1f} at the end (best {ret.max():.1f})" + (
+        f"; target {target:g}" if target is not None else ""
+    )
+    return Check(
+        "returns",
+        fig,
+        bool(reached) or last - first >= gain,
+        f"no progress with sound data and flow: the algorithm's settings "
+        f"are next — {lr_step} or raise it if the "
+        "updates are tiny, check algo.ent_coef and the batch "
+        "(algo.segment_length x env.num_envs), and compare with the "
+        "preset's published recipe.",
+    )
+
+
+def check_algorithm(df: pd.DataFrame, cfg: Config, meta: dict, rejections: list) -> Stage:
+    """Stage 4: with sound data, versions and flow, does the algorithm learn (finite losses, steady
+    updates, rising returns)?"""
+    s, algo = Stage("algorithm", "does the algorithm learn?"), cfg.algo
+    s.checks += _numerics_checks(meta)  # an explicit bf16 where the device emulates it
+    s.checks += _finite_checks(df, algo)
+    s.checks += _skipped_checks(df, meta, algo)
+    ret, target = _series(df, "episode_return_mean"), cfg.run.target_return
+    reached = target is not None and len(ret) and ret.iloc[-1] >= target
+    lr_step = f"lower algo.lr (now {algo.lr:g}; try {algo.lr / 10:g})"
+    s.checks += _update_size_checks(df, algo, lr_step)
+    s.checks += _entropy_checks(df, algo, lr_step, reached)
+    s.checks.append(_returns_check(df, cfg, ret, lr_step, reached))
     return s
 
 
@@ -482,7 +562,7 @@ def diagnose(
         ],
     )
 
-# %% ../../nbs/analysis/02_doctor.ipynb 19
+# %% ../../nbs/analysis/02_doctor.ipynb 31
 class RunDirError(ValueError):
     "A path that is not a readable run directory (the CLI prints it in one paragraph, exit 2)."
 

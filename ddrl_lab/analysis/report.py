@@ -159,7 +159,10 @@ class Panel:
 
 
 Y2 = lambda title: dict(yaxis2=dict(title=title, overlaying="y", side="right", showgrid=False))
-PANELS = [
+
+# %% ../../nbs/analysis/03_report.ipynb 11
+# the run's pace and what the learner learns
+_LEARNING_PANELS = [
     Panel(
         "steps_per_s",
         "env steps / s",
@@ -210,6 +213,11 @@ PANELS = [
         _entropy_kl,
         Y2("approx KL"),
     ),
+]
+
+
+# rates of the counters the rows carry
+_RATE_PANELS = [
     Panel(
         "updates_per_s",
         "learner updates / s",
@@ -228,6 +236,11 @@ PANELS = [
             df, ctx, worker_columns(df.columns), lambda c: f"worker {c.split('_')[1]}"
         ),
     ),
+]
+
+# %% ../../nbs/analysis/03_report.ipynb 13
+# the parts only some topologies have: a channel, replay, central inference
+_TOPOLOGY_PANELS = [
     Panel(
         "channel",
         "channel fill",
@@ -287,6 +300,9 @@ PANELS = [
     ),
 ]
 
+# %% ../../nbs/analysis/03_report.ipynb 15
+PANELS = _LEARNING_PANELS + _RATE_PANELS + _TOPOLOGY_PANELS
+
 
 def panel_traces(df: pd.DataFrame, **ctx) -> dict[str, list]:
     """The traces of every panel that has something to show for these rows, by panel name, in
@@ -323,7 +339,7 @@ def panel_figures(df: pd.DataFrame, **ctx) -> dict:
         for name, tr in panel_traces(df, **ctx).items()
     }
 
-# %% ../../nbs/analysis/03_report.ipynb 13
+# %% ../../nbs/analysis/03_report.ipynb 19
 def _table(d: dict) -> str:
     return (
         "<table>"
@@ -401,7 +417,7 @@ def _books_html(meta: dict) -> str:
     )
     return "<h2>The books</h2>" + _table(books) if books else ""
 
-# %% ../../nbs/analysis/03_report.ipynb 14
+# %% ../../nbs/analysis/03_report.ipynb 20
 def _diagnosis_html(run_dir: Path) -> str:
     "The doctor's diagnosis of the run (see `analysis/02_doctor`), or nothing if it cannot be made."
     try:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing as mp
 import time
+from types import SimpleNamespace
 from typing import Callable
 
 import numpy as np
@@ -256,147 +257,169 @@ def torch_pool_rate(env_id: str, num_envs: int, seconds: float) -> float:
     return items_per_s(lambda i: pool.step(acts[i & 63]), num_envs, seconds)
 
 # %% ../../nbs/bench/01_sampling.ipynb 14
-def bench_sampling(rec: Recorder) -> None:
-    "Env backends and Ray env runners against plain loops and plain process pools."
+def _open_sampling(stack: contextlib.ExitStack, cp, pong) -> SimpleNamespace:
+    """Open on `stack` what `bench_sampling` measures (env pools, vector envs with their
+    actions drawn, steppers, plain process pools, Ray runners), with the pools' env configs."""
     import dataclasses
     import gymnasium as gym
-    import torch
 
-    S = 0.3 if rec.quick else 2.0
-    torch.set_num_threads(1)
-    # 2 workers x 4 envs, segments of 32 steps
-    cp = _cfg("cartpole-ppo")
-    pong = _cfg("cartpole-impala", PONG_OVERRIDES)  # the same shape on Pong
     W, M = cp.topology.num_workers, cp.env.num_envs
     cp_inline = dataclasses.replace(cp.env, num_envs=8, vectorization="inline")
     cp_proc = dataclasses.replace(cp.env, num_envs=2, vectorization="process")
     pong_inline = dataclasses.replace(pong.env, vectorization="inline")
-    rec.notes.append(
-        f"{S} s per measurement; random actions drawn before timing; torch on 1 thread"
+    inline = stack.enter_context(contextlib.closing(make_env_pool(cp_inline)))
+    procpool = stack.enter_context(contextlib.closing(make_env_pool(cp_proc)))
+    vec = gym.make_vec("CartPole-v1", W * M, vectorization_mode="sync")
+    stack.callback(vec.close)
+    vec.reset(seed=0)
+    vacts = np.random.default_rng(0).integers(2, size=(256, W * M))
+    pong_pool = stack.enter_context(contextlib.closing(make_env_pool(pong_inline)))
+    plain_pong = stack.enter_context(PlainProcessPool(W, "env", pong.env, M))
+    cp_step, pong_step, raw_step = (
+        stepper("env", cp.env),
+        stepper("env", pong.env),
+        stepper("ale-raw", pong.env),
     )
-    with contextlib.ExitStack() as stack:
-        inline = stack.enter_context(contextlib.closing(make_env_pool(cp_inline)))
-        procpool = stack.enter_context(contextlib.closing(make_env_pool(cp_proc)))
-        vec = gym.make_vec("CartPole-v1", W * M, vectorization_mode="sync")
-        stack.callback(vec.close)
-        vec.reset(seed=0)
-        vacts = np.random.default_rng(0).integers(2, size=(256, W * M))
-        pong_pool = stack.enter_context(contextlib.closing(make_env_pool(pong_inline)))
-        plain_pong = stack.enter_context(PlainProcessPool(W, "env", pong.env, M))
-        cp_step, pong_step, raw_step = (
-            stepper("env", cp.env),
-            stepper("env", pong.env),
-            stepper("ale-raw", pong.env),
+    ray_cp = stack.enter_context(RayRunners(cp, W))
+    wide = _cfg("cartpole-ppo", {"env.num_envs": 8 * M})  # the same, 8x the envs per worker
+    ray_wide = stack.enter_context(RayRunners(wide, W))
+    vec_wide = gym.make_vec("CartPole-v1", W * 8 * M, vectorization_mode="sync")
+    stack.callback(vec_wide.close)
+    vec_wide.reset(seed=0)
+    wacts = np.random.default_rng(0).integers(2, size=(256, W * 8 * M))
+    ray_pong = stack.enter_context(RayRunners(pong, W))
+    ray_cp_u = stack.enter_context(RayRunners(cp, W, uniform=True))
+    ray_pong_u = stack.enter_context(RayRunners(pong, W, uniform=True))
+    # Pong with more envs per worker, so more steps per Ray call, against plain pools of the
+    # same shape
+    wider = {}
+    for m in PONG_WIDER:
+        cfg_m = _cfg("cartpole-impala", {**PONG_OVERRIDES, "env.num_envs": m})
+        wider[m] = (
+            stack.enter_context(PlainProcessPool(W, "env", cfg_m.env, m)),
+            stack.enter_context(RayRunners(cfg_m, W, uniform=True)),
         )
-        ray_cp = stack.enter_context(RayRunners(cp, W))
-        wide = _cfg("cartpole-ppo", {"env.num_envs": 8 * M})  # the same, 8x the envs per worker
-        ray_wide = stack.enter_context(RayRunners(wide, W))
-        vec_wide = gym.make_vec("CartPole-v1", W * 8 * M, vectorization_mode="sync")
-        stack.callback(vec_wide.close)
-        vec_wide.reset(seed=0)
-        wacts = np.random.default_rng(0).integers(2, size=(256, W * 8 * M))
-        ray_pong = stack.enter_context(RayRunners(pong, W))
-        ray_cp_u = stack.enter_context(RayRunners(cp, W, uniform=True))
-        ray_pong_u = stack.enter_context(RayRunners(pong, W, uniform=True))
-        # Pong with more envs per worker, so more steps per Ray call, against plain pools of the
-        # same shape
-        wider = {}
-        for m in PONG_WIDER:
-            cfg_m = _cfg("cartpole-impala", {**PONG_OVERRIDES, "env.num_envs": m})
-            wider[m] = (
-                stack.enter_context(PlainProcessPool(W, "env", cfg_m.env, m)),
-                stack.enter_context(RayRunners(cfg_m, W, uniform=True)),
-            )
-        for i in range(rec.repeats):
-            rec.say(f"  repeat {i + 1}/{rec.repeats}")
-            rec.measure("CartPole plain loop, 1 env", "steps/s", lambda: items_per_s(cp_step, 1, S))
-            rec.measure(
-                "CartPole make_env_pool inline x8",
-                "steps/s",
-                lambda: pool_rate(inline, env_seeds(cp_inline, 0), S),
-            )
-            rec.measure(
-                "CartPole make_env_pool process x2 (2 procs)",
-                "steps/s",
-                lambda: pool_rate(procpool, env_seeds(cp_proc, 0), S),
-            )
-            rec.measure(
-                "CartPole torch x4096 (make_torch_pool)",
-                "steps/s",
-                lambda: torch_pool_rate("CartPole-v1", 4096, S),
-            )
-            rec.measure(
-                f"CartPole gymnasium SyncVectorEnv x{W * M}, 1 proc",
-                "steps/s",
-                lambda: items_per_s(lambda k: vec.step(vacts[k & 255]), W * M, S),
-            )
-            rec.measure(
-                f"CartPole EnvRunner x{M}, in process", "steps/s", lambda: runner_rate(cp, S)
-            )
-            rec.measure(
-                f"CartPole Ray EnvRunner x{W} ({M} envs each)", "steps/s", lambda: ray_cp.rate(S)
-            )
-            rec.measure(
-                f"CartPole EnvRunner x{M}, in process, uniform actions",
-                "steps/s",
-                lambda: runner_rate(cp, S, uniform=True),
-            )
-            rec.measure(
-                f"CartPole Ray EnvRunner x{W} ({M} envs each), uniform actions",
-                "steps/s",
-                lambda: ray_cp_u.rate(S),
-            )
-            rec.measure(
-                f"CartPole gymnasium SyncVectorEnv x{W * 8 * M}, 1 proc",
-                "steps/s",
-                lambda: items_per_s(lambda k: vec_wide.step(wacts[k & 255]), W * 8 * M, S),
-            )
-            rec.measure(
-                f"CartPole Ray EnvRunner x{W} ({8 * M} envs each)",
-                "steps/s",
-                lambda: ray_wide.rate(S),
-            )
-            rec.measure(
-                "Pong raw ale-py, 1 env (4 frames/step)", "steps/s", lambda: items_per_s(raw_step, 1, S)
-            )
-            rec.measure(
-                "Pong plain loop + preprocessing, 1 env", "steps/s", lambda: items_per_s(pong_step, 1, S)
-            )
-            rec.measure(
-                f"Pong make_env_pool inline x{M}",
-                "steps/s",
-                lambda: pool_rate(pong_pool, env_seeds(pong_inline, 0), S),
-            )
-            rec.measure(
-                f"Pong plain {W}-process pool ({M} envs each)",
-                "steps/s",
-                lambda: plain_pong.rate(S),
-            )
-            rec.measure(f"Pong EnvRunner x{M}, in process", "steps/s", lambda: runner_rate(pong, S))
-            rec.measure(
-                f"Pong Ray EnvRunner x{W} ({M} envs each)", "steps/s", lambda: ray_pong.rate(S)
-            )
-            rec.measure(
-                f"Pong EnvRunner x{M}, in process, uniform actions",
-                "steps/s",
-                lambda: runner_rate(pong, S, uniform=True),
-            )
-            rec.measure(
-                f"Pong Ray EnvRunner x{W} ({M} envs each), uniform actions",
-                "steps/s",
-                lambda: ray_pong_u.rate(S),
-            )
-            for m, (plain_m, ray_m) in wider.items():
-                rec.measure(
-                    f"Pong plain {W}-process pool ({m} envs each)",
-                    "steps/s",
-                    lambda: plain_m.rate(S),
-                )
-                rec.measure(
-                    f"Pong Ray EnvRunner x{W} ({m} envs each), uniform actions",
-                    "steps/s",
-                    lambda: ray_m.rate(S),
-                )
+    return SimpleNamespace(
+        inline=inline,
+        procpool=procpool,
+        vec=vec,
+        vacts=vacts,
+        pong_pool=pong_pool,
+        plain_pong=plain_pong,
+        cp_step=cp_step,
+        pong_step=pong_step,
+        raw_step=raw_step,
+        ray_cp=ray_cp,
+        ray_wide=ray_wide,
+        vec_wide=vec_wide,
+        wacts=wacts,
+        ray_pong=ray_pong,
+        ray_cp_u=ray_cp_u,
+        ray_pong_u=ray_pong_u,
+        wider=wider,
+        cp_inline=cp_inline,
+        cp_proc=cp_proc,
+        pong_inline=pong_inline,
+    )
+
+# %% ../../nbs/bench/01_sampling.ipynb 16
+def _measure_cartpole(rec: Recorder, rig: SimpleNamespace, cp, W: int, M: int, S: float) -> None:
+    "One repeat of the CartPole figures: plain loop, env pools, torch pool, vector envs, runners."
+    rec.measure("CartPole plain loop, 1 env", "steps/s", lambda: items_per_s(rig.cp_step, 1, S))
+    rec.measure(
+        "CartPole make_env_pool inline x8",
+        "steps/s",
+        lambda: pool_rate(rig.inline, env_seeds(rig.cp_inline, 0), S),
+    )
+    rec.measure(
+        "CartPole make_env_pool process x2 (2 procs)",
+        "steps/s",
+        lambda: pool_rate(rig.procpool, env_seeds(rig.cp_proc, 0), S),
+    )
+    rec.measure(
+        "CartPole torch x4096 (make_torch_pool)",
+        "steps/s",
+        lambda: torch_pool_rate("CartPole-v1", 4096, S),
+    )
+    rec.measure(
+        f"CartPole gymnasium SyncVectorEnv x{W * M}, 1 proc",
+        "steps/s",
+        lambda: items_per_s(lambda k: rig.vec.step(rig.vacts[k & 255]), W * M, S),
+    )
+    rec.measure(f"CartPole EnvRunner x{M}, in process", "steps/s", lambda: runner_rate(cp, S))
+    rec.measure(
+        f"CartPole Ray EnvRunner x{W} ({M} envs each)", "steps/s", lambda: rig.ray_cp.rate(S)
+    )
+    rec.measure(
+        f"CartPole EnvRunner x{M}, in process, uniform actions",
+        "steps/s",
+        lambda: runner_rate(cp, S, uniform=True),
+    )
+    rec.measure(
+        f"CartPole Ray EnvRunner x{W} ({M} envs each), uniform actions",
+        "steps/s",
+        lambda: rig.ray_cp_u.rate(S),
+    )
+    rec.measure(
+        f"CartPole gymnasium SyncVectorEnv x{W * 8 * M}, 1 proc",
+        "steps/s",
+        lambda: items_per_s(lambda k: rig.vec_wide.step(rig.wacts[k & 255]), W * 8 * M, S),
+    )
+    rec.measure(
+        f"CartPole Ray EnvRunner x{W} ({8 * M} envs each)",
+        "steps/s",
+        lambda: rig.ray_wide.rate(S),
+    )
+
+# %% ../../nbs/bench/01_sampling.ipynb 17
+def _measure_pong(rec: Recorder, rig: SimpleNamespace, pong, W: int, M: int, S: float) -> None:
+    """One repeat of the Pong figures: raw ale-py, plain loop, env pool, plain process pools and env
+    runners, and the wider rows."""
+    rec.measure(
+        "Pong raw ale-py, 1 env (4 frames/step)", "steps/s", lambda: items_per_s(rig.raw_step, 1, S)
+    )
+    rec.measure(
+        "Pong plain loop + preprocessing, 1 env",
+        "steps/s",
+        lambda: items_per_s(rig.pong_step, 1, S),
+    )
+    rec.measure(
+        f"Pong make_env_pool inline x{M}",
+        "steps/s",
+        lambda: pool_rate(rig.pong_pool, env_seeds(rig.pong_inline, 0), S),
+    )
+    rec.measure(
+        f"Pong plain {W}-process pool ({M} envs each)",
+        "steps/s",
+        lambda: rig.plain_pong.rate(S),
+    )
+    rec.measure(f"Pong EnvRunner x{M}, in process", "steps/s", lambda: runner_rate(pong, S))
+    rec.measure(f"Pong Ray EnvRunner x{W} ({M} envs each)", "steps/s", lambda: rig.ray_pong.rate(S))
+    rec.measure(
+        f"Pong EnvRunner x{M}, in process, uniform actions",
+        "steps/s",
+        lambda: runner_rate(pong, S, uniform=True),
+    )
+    rec.measure(
+        f"Pong Ray EnvRunner x{W} ({M} envs each), uniform actions",
+        "steps/s",
+        lambda: rig.ray_pong_u.rate(S),
+    )
+    for m, (plain_m, ray_m) in rig.wider.items():
+        rec.measure(
+            f"Pong plain {W}-process pool ({m} envs each)",
+            "steps/s",
+            lambda: plain_m.rate(S),
+        )
+        rec.measure(
+            f"Pong Ray EnvRunner x{W} ({m} envs each), uniform actions",
+            "steps/s",
+            lambda: ray_m.rate(S),
+        )
+
+# %% ../../nbs/bench/01_sampling.ipynb 19
+def _cartpole_ratios(rec: Recorder, W: int, M: int) -> None:
+    "The CartPole ratios: each backend against the plain loop, and Ray against its baselines."
     base = "CartPole plain loop, 1 env"
     rec.ratio("CartPole inline x8 / plain loop", "CartPole make_env_pool inline x8", base)
     rec.ratio(
@@ -434,6 +457,10 @@ def bench_sampling(rec: Recorder) -> None:
         f"CartPole EnvRunner x{M}, in process, uniform actions",
         f"CartPole EnvRunner x{M}, in process",
     )
+
+# %% ../../nbs/bench/01_sampling.ipynb 20
+def _pong_ratios(rec: Recorder, W: int, M: int, T: int) -> None:
+    "The Pong ratios (`T`: steps per segment): each stage against the one below, and the targets."
     rec.ratio(
         "Pong preprocessing plain loop / raw ale-py",
         "Pong plain loop + preprocessing, 1 env",
@@ -466,7 +493,6 @@ def bench_sampling(rec: Recorder) -> None:
         f"Pong plain {W}-process pool ({M} envs each)",
         target=0.85,
     )
-    T = pong.algo.segment_length
     for m in PONG_WIDER:
         rec.ratio(
             f"Pong Ray x{W}, uniform actions / plain {W}-process pool, {m} envs each "
@@ -481,7 +507,30 @@ def bench_sampling(rec: Recorder) -> None:
         f"Pong EnvRunner x{M}, in process",
     )
 
-# %% ../../nbs/bench/01_sampling.ipynb 16
+# %% ../../nbs/bench/01_sampling.ipynb 22
+def bench_sampling(rec: Recorder) -> None:
+    "Env backends and Ray env runners against plain loops and plain process pools."
+    import torch
+
+    S = 0.3 if rec.quick else 2.0
+    torch.set_num_threads(1)
+    # 2 workers x 4 envs, segments of 32 steps
+    cp = _cfg("cartpole-ppo")
+    pong = _cfg("cartpole-impala", PONG_OVERRIDES)  # the same shape on Pong
+    W, M = cp.topology.num_workers, cp.env.num_envs
+    rec.notes.append(
+        f"{S} s per measurement; random actions drawn before timing; torch on 1 thread"
+    )
+    with contextlib.ExitStack() as stack:
+        rig = _open_sampling(stack, cp, pong)
+        for i in range(rec.repeats):
+            rec.say(f"  repeat {i + 1}/{rec.repeats}")
+            _measure_cartpole(rec, rig, cp, W, M, S)
+            _measure_pong(rec, rig, pong, W, M, S)
+    _cartpole_ratios(rec, W, M)
+    _pong_ratios(rec, W, M, pong.algo.segment_length)
+
+# %% ../../nbs/bench/01_sampling.ipynb 24
 def bench_pong(rec: Recorder) -> None:
     "Decoupled IMPALA on Pong, frames/s, against raw ale-py on the same number of processes."
     S, D = (0.5, 20.0) if rec.quick else (3.0, 60.0)

@@ -335,23 +335,29 @@ class _ScriptedDraws:
         return self.u  # Environment.act: the sticky-action coin
 
 
-def minatar_lockstep(
-    pool: TorchBreakout, policy: Callable, steps: int, seeds: Optional[Sequence[int]] = None
-) -> dict:
-    """Step `pool` and one reference MinAtar Breakout per env in lockstep under `policy(obs) ->
-    actions`; raise at the first difference."""
+def _minatar_environment() -> type:
+    "MinAtar's `Environment` class, or an ImportError that says how to install the package."
     try:
         from minatar import Environment
     except ImportError as e:
         raise ImportError(
             "minatar_lockstep needs the reference `minatar` package: pip install minatar==1.0.15"
         ) from e
+    return Environment
+
+
+def _minatar_refs(Environment: type, pool: TorchBreakout) -> tuple[list, list]:
+    "One reference Breakout per env of `pool`, each drawing from its own `_ScriptedDraws`."
     M = pool.num_envs
-    obs = pool.reset(range(M) if seeds is None else seeds)
     refs = [Environment("breakout", sticky_action_prob=pool.sticky_action_prob) for _ in range(M)]
     draws = [_ScriptedDraws() for _ in range(M)]
     for ref, d in zip(refs, draws):
         ref.random = ref.env.random = d
+    return refs, draws
+
+
+def _channel_order(ref) -> tuple[dict, list]:
+    "The pool's channels by MinAtar's names, and the order mapping MinAtar's screen to the pool's."
     channels = dict(
         paddle=TorchBreakout.PADDLE,
         ball=TorchBreakout.BALL,
@@ -361,44 +367,76 @@ def minatar_lockstep(
     # order[c]: MinAtar's channel for the pool's channel c, by name
     order = [0] * 4
     for name, c in channels.items():
-        order[c] = refs[0].env.channels[name]
+        order[c] = ref.env.channels[name]
+    return channels, order
+
+# %% ../../nbs/envs/01_torch_games.ipynb 26
+def _restart_ref(pool: TorchBreakout, refs: list, draws: list, i: int) -> None:
+    "Restart reference game `i` where the pool's new game of env `i` starts."
+    draws[i].side = int(pool.ball_x[i] == 9)
+    refs[i].reset()
+
+
+def _ref_screens(refs: list, order: list, idx) -> np.ndarray:
+    "The screens of reference games `idx`: `(len(idx), 4, 10, 10)` in the pool's channel order."
+    return np.stack([refs[i].state()[:, :, order].transpose(2, 0, 1) for i in idx]).astype(np.uint8)
+
+
+def _check_same(
+    channels: dict, what: str, t: int, mine: torch.Tensor, theirs: np.ndarray, idx
+) -> None:
+    "Raise at the first env of `idx` whose `what` in the pool (`mine`) differs from MinAtar's."
+    mine = mine.cpu().numpy()
+    bad = (mine != theirs).reshape(len(idx), -1).any(1)
+    if not bad.any():
+        return
+    j = int(bad.argmax())
+    # the cells each side lights, channel by channel
+    if mine.ndim == 4:
+        diff = "; ".join(
+            f"{name}: pool {np.argwhere(mine[j, c]).tolist()}, minatar "
+            f"{np.argwhere(theirs[j, c]).tolist()}"
+            for name, c in channels.items()
+            if (mine[j, c] != theirs[j, c]).any()
+        )
+    else:
+        diff = f"pool {mine[j]}, minatar {theirs[j]}"
+    raise AssertionError(
+        f"step {t}, env {int(idx[j])}: {what} differs from minatar's ((row, col) cells): {diff}"
+    )
+
+
+def _count_step(counts: dict, out, rewards: tuple, bricks_before: torch.Tensor, M: int) -> None:
+    "Add a step's env steps, rewards, terminated and truncated episodes and rebuilt walls."
+    counts["steps"] += M
+    counts["rewards"] += int(sum(rewards))
+    counts["episodes"] += int(out.terminated.sum())
+    counts["truncated"] += int(out.truncated.sum())
+    counts["rebuilt"] += int(
+        (
+            (bricks_before == 0) & (out.final_obs[:, TorchBreakout.BRICK].flatten(1).sum(1) == 30)
+        ).sum()
+    )
+
+# %% ../../nbs/envs/01_torch_games.ipynb 28
+def minatar_lockstep(
+    pool: TorchBreakout, policy: Callable, steps: int, seeds: Optional[Sequence[int]] = None
+) -> dict:
+    """Step `pool` and one reference MinAtar Breakout per env in lockstep under `policy(obs) ->
+    actions`; raise at the first difference."""
+    Environment = _minatar_environment()
+    M = pool.num_envs
+    obs = pool.reset(range(M) if seeds is None else seeds)
+    refs, draws = _minatar_refs(Environment, pool)
+    channels, order = _channel_order(refs[0])
     # the pool's action k is MinAtar's action minimal[k]
     minimal = refs[0].minimal_action_set()
-
     # the reference starts where the pool's new game starts
-    def restart(i: int):
-        draws[i].side = int(pool.ball_x[i] == 9)
-        refs[i].reset()
-
-    # (len(idx), 4, 10, 10) in the pool's channel order
-    def screens(idx) -> np.ndarray:
-        return np.stack([refs[i].state()[:, :, order].transpose(2, 0, 1) for i in idx]).astype(
-            np.uint8
-        )
-
-    def check(what: str, t: int, mine: torch.Tensor, theirs: np.ndarray, idx):
-        mine = mine.cpu().numpy()
-        bad = (mine != theirs).reshape(len(idx), -1).any(1)
-        if not bad.any():
-            return
-        j = int(bad.argmax())
-        # the cells each side lights, channel by channel
-        if mine.ndim == 4:
-            diff = "; ".join(
-                f"{name}: pool {np.argwhere(mine[j, c]).tolist()}, minatar "
-                f"{np.argwhere(theirs[j, c]).tolist()}"
-                for name, c in channels.items()
-                if (mine[j, c] != theirs[j, c]).any()
-            )
-        else:
-            diff = f"pool {mine[j]}, minatar {theirs[j]}"
-        raise AssertionError(
-            f"step {t}, env {int(idx[j])}: {what} differs from minatar's ((row, col) cells): {diff}"
-        )
-
     for i in range(M):
-        restart(i)
-    check("first observation", 0, obs, screens(range(M)), range(M))
+        _restart_ref(pool, refs, draws, i)
+    _check_same(
+        channels, "first observation", 0, obs, _ref_screens(refs, order, range(M)), range(M)
+    )
     counts = dict(steps=0, episodes=0, truncated=0, rewards=0, rebuilt=0, sticky=0, sticky_first=0)
     first = np.ones(M, dtype=bool)  # this step is an episode's first
     for t in range(1, steps + 1):
@@ -417,31 +455,33 @@ def minatar_lockstep(
                 counts["sticky"] += 1
                 counts["sticky_first"] += int(first[i])
         rewards, terminals = zip(*results)
-        check("observation", t, out.final_obs, screens(range(M)), range(M))
-        check("reward", t, out.reward, np.array(rewards, dtype=np.float32), range(M))
-        check("terminal", t, out.terminated, np.array(terminals), range(M))
+        _check_same(
+            channels, "observation", t, out.final_obs, _ref_screens(refs, order, range(M)), range(M)
+        )
+        _check_same(
+            channels, "reward", t, out.reward, np.array(rewards, dtype=np.float32), range(M)
+        )
+        _check_same(channels, "terminal", t, out.terminated, np.array(terminals), range(M))
         done = (out.terminated | out.truncated).nonzero().squeeze(1).tolist()
         # minatar has no step cap: a truncated game restarts too
         for i in done:
-            restart(i)
+            _restart_ref(pool, refs, draws, i)
         if done:
-            check("new game's first observation", t, out.obs[done], screens(done), done)
+            _check_same(
+                channels,
+                "new game's first observation",
+                t,
+                out.obs[done],
+                _ref_screens(refs, order, done),
+                done,
+            )
         first[:] = False
         first[done] = True
-        counts["steps"] += M
-        counts["rewards"] += int(sum(rewards))
-        counts["episodes"] += int(out.terminated.sum())
-        counts["truncated"] += int(out.truncated.sum())
-        counts["rebuilt"] += int(
-            (
-                (bricks_before == 0)
-                & (out.final_obs[:, TorchBreakout.BRICK].flatten(1).sum(1) == 30)
-            ).sum()
-        )
+        _count_step(counts, out, rewards, bricks_before, M)
         obs = out.obs
     return counts
 
-# %% ../../nbs/envs/01_torch_games.ipynb 34
+# %% ../../nbs/envs/01_torch_games.ipynb 38
 class TorchStatelessCartPole(TorchCartPole):
     """`TorchCartPole` observed as `(cart position, pole angle)`: gymnasium's
     `StatelessCartPole-v1` (registered by `envs`)."""
@@ -462,7 +502,7 @@ class TorchStatelessCartPole(TorchCartPole):
         s = super().step(actions)
         return dataclasses.replace(s, obs=s.obs[:, self.KEEP], final_obs=s.final_obs[:, self.KEEP])
 
-# %% ../../nbs/envs/01_torch_games.ipynb 37
+# %% ../../nbs/envs/01_torch_games.ipynb 41
 class TorchRepeatPrevious:
     """A batch of `RepeatPrevious-v0` games (POPGym's RepeatPreviousEasy, `k = 4`) stepped as
     tensors, with same-step autoreset."""
@@ -539,7 +579,7 @@ class TorchRepeatPrevious:
     def close(self):
         pass
 
-# %% ../../nbs/envs/01_torch_games.ipynb 40
+# %% ../../nbs/envs/01_torch_games.ipynb 44
 def stacked(cls: type, k: int) -> type:
     """A torch pool class like `cls` whose observations are its last `k` `(k, *obs)`, zeros before
     an episode's first."""
@@ -575,7 +615,7 @@ def stacked(cls: type, k: int) -> type:
     Stacked.__name__ = f"{cls.__name__}Stack{k}"
     return Stacked
 
-# %% ../../nbs/envs/01_torch_games.ipynb 43
+# %% ../../nbs/envs/01_torch_games.ipynb 47
 TORCH_ENVS: dict[str, type] = {
     "CartPole-v1": TorchCartPole,
     "StatelessCartPole-v1": TorchStatelessCartPole,

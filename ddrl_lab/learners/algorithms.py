@@ -11,6 +11,7 @@ from typing import Optional
 
 import numpy as np
 import torch
+from fastcore.basics import patch
 
 from ..config.schema import Config
 from .base import Learner, timed
@@ -153,59 +154,6 @@ class DQNLearner(Learner):
         self.synced_at = getattr(self, "synced_at", 0)
         self.model.set_epsilon(self.epsilon(self.env_steps))
 
-    def epsilon(self, env_steps: int) -> float:
-        "Linear decay from `eps_start` to `eps_end` over `eps_decay_steps` env steps."
-        a = self.algo
-        return a.eps_end + (a.eps_start - a.eps_end) * max(0.0, 1 - env_steps / a.eps_decay_steps)
-
-    def get_weights(self, env_steps: Optional[int] = None) -> dict:
-        """The current weights (with the exploration epsilon for `env_steps` env steps) and their
-        version."""
-        if env_steps is not None:
-            self.model.set_epsilon(self.epsilon(env_steps))
-        return super().get_weights()
-
-    def _loss(self, batch: dict) -> tuple[torch.Tensor, dict]:
-        with self.autocast():
-            q = self.model.q(batch["obs"]).float()
-            with torch.no_grad():
-                q_next_target = self.target.q(batch["boot_obs"]).float()
-                q_next = (
-                    double_q_values(self.model.q(batch["boot_obs"]).float(), q_next_target)
-                    if self.algo.double_q
-                    else q_next_target.max(-1).values
-                )
-        targets = batch["ret"] + batch["discount"] * q_next
-        return dqn_loss(
-            q.gather(1, batch["action"][:, None]).squeeze(1),
-            targets,
-            batch["weights"],
-            self.algo.huber_delta,
-        )
-
-    def _batch(self, pieces: list[dict]) -> dict:
-        cat = lambda k: np.concatenate([p[k] for p in pieces])
-        t = lambda k, dtype=None: torch.as_tensor(cat(k), dtype=dtype, device=self.device)
-        return dict(
-            obs=t("obs"),
-            boot_obs=t("boot_obs"),
-            action=t("action", torch.int64),
-            ret=t("ret", torch.float32),
-            discount=t("discount", torch.float32),
-            weights=t("weights", torch.float32),
-        )
-
-    @property
-    def minibatch_items(self) -> int:
-        "Items per gradient step: `batch_size` transitions (R2D2: learned steps, in sequences)."
-        return replay_items(self.cfg, self.algo.batch_size)
-
-    def beta(self) -> float:
-        """The importance-weight exponent, annealed linearly from `replay.beta` to 1 over the run's
-        env steps."""
-        b = self.cfg.replay.beta
-        return b + (1 - b) * min(1.0, self.env_steps / self.cfg.run.total_env_steps)
-
     @timed
     def update(
         self,
@@ -240,41 +188,11 @@ class DQNLearner(Learner):
             priorities=[],
         )
         if pieces:
-            batch = self._batch(pieces)
-            if shares is not None:
-                batch["weights"] = torch.as_tensor(
-                    merge_samples(pieces, shares, self.beta())["weights"], device=self.device
-                )
+            batch = self._sampled_batch(pieces, shares)
             n = len(batch[self.ITEM])
-            td_abs, stats = torch.zeros(n, device=self.device), []
-            parts = torch.as_tensor(self.rng.permutation(n), device=self.device).split(
-                self.minibatch_items
-            )
-
-            def losses():
-                for mb in parts:
-                    loss, st = self._loss({k: v[mb] for k, v in batch.items()})
-                    td_abs[mb] = st.pop("td_abs")
-                    stats.append(st)
-                    yield loss  # (the optimizer may step here)
-                    if self.opt_steps - self.synced_at >= int(self.knobs["target_update_every"]):
-                        self.target.load_state_dict(self.model.state_dict())
-                        self.synced_at = self.opt_steps
-
-            norms = self.optimize(losses())
+            td_abs, stats, norms = self._fit_replay(batch, n)
             ages = np.concatenate([self.version - p["policy_version"] for p in pieces])
-            td, start = td_abs.cpu().numpy(), 0
-            for p in pieces:
-                k = len(p[self.ITEM])
-                info["priorities"].append(
-                    (
-                        int(np.asarray(p["shard_id"]).flat[0]),
-                        p["index"],
-                        p["insert_index"],
-                        td[start : start + k],
-                    )
-                )
-                start += k
+            info["priorities"].extend(self._priorities(pieces, td_abs.cpu().numpy()))
             info.update(
                 {k: float(np.mean([s[k] for s in stats])) for k in stats[0]},
                 grad_norm=float(np.mean(norms)),
@@ -294,24 +212,143 @@ class DQNLearner(Learner):
         info.update(self.opt.skip_counts())
         return info
 
-    def batch_loss(self, *batches) -> tuple[torch.Tensor, dict]:
-        loss, stats = self._loss(self._batch([b for b in batches if b is not None]))
-        stats.pop("td_abs")
-        return loss, stats
+# %% ../../nbs/learners/02_algorithms.ipynb 11
+@patch
+def epsilon(self: DQNLearner, env_steps: int) -> float:
+    "Linear decay from `eps_start` to `eps_end` over `eps_decay_steps` env steps."
+    a = self.algo
+    return a.eps_end + (a.eps_start - a.eps_end) * max(0.0, 1 - env_steps / a.eps_decay_steps)
 
-    def _extra_state(self) -> dict:
-        return dict(
-            synced_at=self.synced_at,
-            target={k: v.detach().cpu().clone() for k, v in self.target.state_dict().items()},
+
+@patch
+def get_weights(self: DQNLearner, env_steps: Optional[int] = None) -> dict:
+    """The current weights (with the exploration epsilon for `env_steps` env steps) and their
+    version."""
+    if env_steps is not None:
+        self.model.set_epsilon(self.epsilon(env_steps))
+    return super(DQNLearner, self).get_weights()
+
+
+@patch(as_prop=True)
+def minibatch_items(self: DQNLearner) -> int:
+    "Items per gradient step: `batch_size` transitions (R2D2: learned steps, in sequences)."
+    return replay_items(self.cfg, self.algo.batch_size)
+
+
+@patch
+def beta(self: DQNLearner) -> float:
+    """The importance-weight exponent, annealed linearly from `replay.beta` to 1 over the run's
+    env steps."""
+    b = self.cfg.replay.beta
+    return b + (1 - b) * min(1.0, self.env_steps / self.cfg.run.total_env_steps)
+
+# %% ../../nbs/learners/02_algorithms.ipynb 13
+@patch
+def _loss(self: DQNLearner, batch: dict) -> tuple[torch.Tensor, dict]:
+    with self.autocast():
+        q = self.model.q(batch["obs"]).float()
+        with torch.no_grad():
+            q_next_target = self.target.q(batch["boot_obs"]).float()
+            q_next = (
+                double_q_values(self.model.q(batch["boot_obs"]).float(), q_next_target)
+                if self.algo.double_q
+                else q_next_target.max(-1).values
+            )
+    targets = batch["ret"] + batch["discount"] * q_next
+    return dqn_loss(
+        q.gather(1, batch["action"][:, None]).squeeze(1),
+        targets,
+        batch["weights"],
+        self.algo.huber_delta,
+    )
+
+
+@patch
+def _batch(self: DQNLearner, pieces: list[dict]) -> dict:
+    cat = lambda k: np.concatenate([p[k] for p in pieces])
+    t = lambda k, dtype=None: torch.as_tensor(cat(k), dtype=dtype, device=self.device)
+    return dict(
+        obs=t("obs"),
+        boot_obs=t("boot_obs"),
+        action=t("action", torch.int64),
+        ret=t("ret", torch.float32),
+        discount=t("discount", torch.float32),
+        weights=t("weights", torch.float32),
+    )
+
+
+@patch
+def batch_loss(self: DQNLearner, *batches) -> tuple[torch.Tensor, dict]:
+    loss, stats = self._loss(self._batch([b for b in batches if b is not None]))
+    stats.pop("td_abs")
+    return loss, stats
+
+# %% ../../nbs/learners/02_algorithms.ipynb 15
+@patch
+def _sampled_batch(self: DQNLearner, pieces: list[dict], shares: Optional[list]) -> dict:
+    "The batch of the sampled `pieces`, weighted as the sharded draw of `shares` (if given)."
+    batch = self._batch(pieces)
+    if shares is not None:
+        batch["weights"] = torch.as_tensor(
+            merge_samples(pieces, shares, self.beta())["weights"], device=self.device
         )
+    return batch
 
-    def _load_extra_state(self, sd: dict) -> None:
-        if not hasattr(self, "target"):
-            self.target = copy.deepcopy(self.model)
-        self.target.load_state_dict(sd["target"])
-        self.synced_at = sd["synced_at"]
 
-# %% ../../nbs/learners/02_algorithms.ipynb 12
+@patch
+def _fit_replay(self: DQNLearner, batch: dict, n: int) -> tuple:
+    "Trains on the `n` items of `batch`: returns their new |TD|s, the statistics, the grad norms."
+    td_abs, stats = torch.zeros(n, device=self.device), []
+    parts = torch.as_tensor(self.rng.permutation(n), device=self.device).split(self.minibatch_items)
+
+    def losses():
+        for mb in parts:
+            loss, st = self._loss({k: v[mb] for k, v in batch.items()})
+            td_abs[mb] = st.pop("td_abs")
+            stats.append(st)
+            yield loss  # (the optimizer may step here)
+            if self.opt_steps - self.synced_at >= int(self.knobs["target_update_every"]):
+                self.target.load_state_dict(self.model.state_dict())
+                self.synced_at = self.opt_steps
+
+    norms = self.optimize(losses())
+    return td_abs, stats, norms
+
+
+@patch
+def _priorities(self: DQNLearner, pieces: list[dict], td: np.ndarray) -> list:
+    "Per piece, `(shard_id, index, insert_index, td_abs)`: its new priorities, from `td`."
+    out, start = [], 0
+    for p in pieces:
+        k = len(p[self.ITEM])
+        out.append(
+            (
+                int(np.asarray(p["shard_id"]).flat[0]),
+                p["index"],
+                p["insert_index"],
+                td[start : start + k],
+            )
+        )
+        start += k
+    return out
+
+# %% ../../nbs/learners/02_algorithms.ipynb 17
+@patch
+def _extra_state(self: DQNLearner) -> dict:
+    return dict(
+        synced_at=self.synced_at,
+        target={k: v.detach().cpu().clone() for k, v in self.target.state_dict().items()},
+    )
+
+
+@patch
+def _load_extra_state(self: DQNLearner, sd: dict) -> None:
+    if not hasattr(self, "target"):
+        self.target = copy.deepcopy(self.model)
+    self.target.load_state_dict(sd["target"])
+    self.synced_at = sd["synced_at"]
+
+# %% ../../nbs/learners/02_algorithms.ipynb 19
 class R2D2Learner(DQNLearner):
     """DQN on R2D2's stored sequences: `r2d2_loss` (burn-in from the stored state, n-step double-Q
     targets along each sequence), one priority per sequence."""
@@ -348,7 +385,7 @@ class R2D2Learner(DQNLearner):
         stats["td_abs"] = stats.pop("priority")
         return loss, stats
 
-# %% ../../nbs/learners/02_algorithms.ipynb 13
+# %% ../../nbs/learners/02_algorithms.ipynb 20
 LEARNERS = {"ppo": PPOLearner, "impala": IMPALALearner, "dqn": DQNLearner}
 
 

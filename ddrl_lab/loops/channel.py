@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import time
 
+from fastcore.basics import patch
+
 from ..data.channel import Channel
 from ..data.codecs import get_codec
 from ..config.schema import Config
@@ -59,147 +61,189 @@ class ChannelLoop(Loop):
         self.fallback = StalenessFallback(s.fallback, s.max_staleness, s.fallback_rows)
         self.arrival_lags: list = []  # of the segments that reached the learner since the last row
 
-    def spawn(self, spaces, checkpoint_dir, force, gpus) -> None:
-        self.learner = self.rt.spawn(
-            self.host.learner_cls,
-            self.config,
-            *spaces,
-            restartable=True,
-            checkpoint_dir=checkpoint_dir,
-            force_checkpoint=force,
-            num_gpus=gpus,
+# %% ../../nbs/loops/04_channel.ipynb 5
+@patch
+def spawn(self: ChannelLoop, spaces, checkpoint_dir, force, gpus) -> None:
+    self.learner = self.rt.spawn(
+        self.host.learner_cls,
+        self.config,
+        *spaces,
+        restartable=True,
+        checkpoint_dir=checkpoint_dir,
+        force_checkpoint=force,
+        num_gpus=gpus,
+    )
+    self.spawn_runners()
+
+
+@patch
+def row(self: ChannelLoop) -> dict:
+    out = {k: v for k, v in self.channel.metrics().items() if not k.startswith("knob_")}
+    fb = self.fallback
+    fb.set(self.knobs["fallback"], self.knobs["max_staleness"])  # (both live knobs)
+    fb.observe(self.arrival_lags)
+    self.arrival_lags = []
+    return out | (fb.row() if fb.mode != "none" or fb.switches else {})
+
+# %% ../../nbs/loops/04_channel.ipynb 7
+@patch
+def relaunch(self: ChannelLoop, held: dict, pending: dict, weights, weights_due: dict) -> None:
+    """Every idle worker starts a segment with `weights` while the channel has room (once the
+    weights have reached it); the time one was held back is counted."""
+    ch = self.channel
+    for i, since in list(held.items()):
+        if self.weights_in_transit(i, weights_due):
+            continue
+        if not ch.reserve(timeout=0):
+            if since is None:
+                held[i] = time.monotonic()
+            continue
+        if since is not None:
+            ch.note_throttled(time.monotonic() - since)
+        del held[i]
+        weights_due.pop(i, None)
+        meta, seg = self.rt.call(self.runners[i], "produce", weights, num_returns=2)
+        pending[meta] = (i, seg)
+
+
+@patch
+def next_batch(self: ChannelLoop, n: int, in_flight: bool) -> list:
+    """The learner's next batch: up to `n` segments; under the `sync` fallback the whole round,
+    once none of it is still being made or on the wire (`in_flight`)."""
+    if not self.fallback.engaged("sync"):
+        return self.channel.get(n, timeout=0)
+    ready = len(self.channel)
+    return self.channel.get(ready, timeout=0) if ready and not in_flight else []
+
+# %% ../../nbs/loops/04_channel.ipynb 9
+@patch
+def _follow_workers(self: ChannelLoop, n: int, held: dict, pending: dict) -> int:
+    "Follows a live change of the worker count `n`: new workers idle, removed ones' work lost."
+    ch, led = self.channel, self.ledger
+    held.update({i: None for i in range(n, len(self.runners))})
+    n = len(self.runners)
+    for i in [i for i in held if i >= n]:
+        del held[i]
+    for ref, (i, seg) in list(pending.items()):
+        if i >= n:
+            pending.pop(ref)
+            ch.release()
+            led.lost(i)
+    return n
+
+
+@patch
+def _take_segments(self: ChannelLoop, done: set, pending: dict, held: dict, wire: Transit) -> None:
+    "Takes the segments finished in `done`: their workers idle, the accepted ones onto the `wire`."
+    rt, ch, led = self.rt, self.channel, self.ledger
+    for ref in [r for r in pending if r in done]:
+        i, seg = pending.pop(ref)
+        held[i] = None
+        try:
+            meta = rt.get(ref)
+        except ActorDied:
+            led.lost(i)
+            ch.release()
+            continue
+        led.produced(meta)
+        if "rejected" in meta:
+            ch.release()
+        else:
+            wire.send((seg, meta["nbytes"]), self.links.transit_s(i, meta["nbytes"]))
+
+
+@patch
+def _take_update(self: ChannelLoop, update, n_batch: int) -> bool:
+    "Takes the finished `update` (of `n_batch` segments) into the rows; True: the run is done."
+    try:
+        info = self.rt.get(update)
+    except ActorDied:
+        info = None
+        self.ledger.lost_with_learner(n_batch)
+    if info is None:
+        return False
+    self.arrival_lags += info["version_lags"] + info["dropped_lags"]
+    return self.host.trained(info)
+
+
+@patch
+def _start_update(self: ChannelLoop, batch: list):
+    "Starts the learner's update on `batch`; returns its ref."
+    # the off-policy fallback: V-trace-corrected, nothing dropped for staleness
+    off = self.fallback.engaged("off-policy")
+    return self.rt.call(
+        self.learner,
+        "update",
+        *batch,
+        max_staleness=None if off else self.knobs["max_staleness"],
+        version_floor=self.ledger.rows.version,
+        off_policy=off,
+    )
+
+# %% ../../nbs/loops/04_channel.ipynb 10
+@patch
+def _stop_run(self: ChannelLoop, update, n_batch: int, pending: dict, wire: Transit) -> None:
+    "The wind-down of `run` at the stop."
+    # the update in flight is finished, segments in flight or queued are dropped, and counted
+    rt, ch, led = self.rt, self.channel, self.ledger
+    if update is not None:
+        try:
+            self.host.trained(rt.get(update), final=True)
+        except ActorDied:
+            led.lost_with_learner(n_batch)
+    in_flight = len(pending)
+    on_wire = [seg for seg, _ in wire.drain()]
+    dropped = [seg for _, seg in self.wind_down(pending)] + on_wire + ch.drain("stop")
+    led.dropped_at_stop(len(dropped))
+    ch.release(in_flight + len(on_wire))  # their reserved places
+    if self.config.channel.codec == "shm":  # shared-memory blocks nobody will decode
+        for enc in dropped:
+            self.codec.discard(rt.get(enc))
+
+# %% ../../nbs/loops/04_channel.ipynb 12
+@patch
+def run(self: ChannelLoop) -> None:
+    rt, ch, host, n = self.rt, self.channel, self.host, len(self.runners)
+    weights = rt.call(self.learner, "get_weights")
+    # held: worker -> since when it was throttled
+    pending, held, update = {}, {i: None for i in range(n)}, None
+    # segments on the wire to the learner, and when the weights reach each worker (network drills)
+    wire, weights_due = Transit(), {}
+    # since when the learner has waited; size of the batch in flight
+    idle_since, n_batch = None, 0
+    while host.running():
+        host.apply_knobs()
+        if len(self.runners) != n:  # workers added or removed live
+            n = self._follow_workers(n, held, pending)
+        # under the sync fallback, a new round only once the last one has been trained
+        round_open = pending or len(wire) or len(ch) or update is not None
+        if not (self.fallback.engaged("sync") and round_open):
+            self.relaunch(held, pending, weights, weights_due)
+        done = set(
+            rt.first_ready(list(pending) + ([update] if update is not None else []), timeout=0.02)
         )
-        self.spawn_runners()
-
-    def row(self) -> dict:
-        out = {k: v for k, v in self.channel.metrics().items() if not k.startswith("knob_")}
-        fb = self.fallback
-        fb.set(self.knobs["fallback"], self.knobs["max_staleness"])  # (both live knobs)
-        fb.observe(self.arrival_lags)
-        self.arrival_lags = []
-        return out | (fb.row() if fb.mode != "none" or fb.switches else {})
-
-    def relaunch(self, held: dict, pending: dict, weights, weights_due: dict) -> None:
-        """Every idle worker starts a segment with `weights` while the channel has room (once the
-        weights have reached it); the time one was held back is counted."""
-        ch = self.channel
-        for i, since in list(held.items()):
-            if self.weights_in_transit(i, weights_due):
-                continue
-            if not ch.reserve(timeout=0):
-                if since is None:
-                    held[i] = time.monotonic()
-                continue
-            if since is not None:
-                ch.note_throttled(time.monotonic() - since)
-            del held[i]
-            weights_due.pop(i, None)
-            meta, seg = self.rt.call(self.runners[i], "produce", weights, num_returns=2)
-            pending[meta] = (i, seg)
-
-    def next_batch(self, n: int, in_flight: bool) -> list:
-        """The learner's next batch: up to `n` segments; under the `sync` fallback the whole round,
-        once none of it is still being made or on the wire (`in_flight`)."""
-        if not self.fallback.engaged("sync"):
-            return self.channel.get(n, timeout=0)
-        ready = len(self.channel)
-        return self.channel.get(ready, timeout=0) if ready and not in_flight else []
-
-    def run(self) -> None:
-        rt, ch, host, led, n = self.rt, self.channel, self.host, self.ledger, len(self.runners)
-        weights = rt.call(self.learner, "get_weights")
-        # held: worker -> since when it was throttled
-        pending, held, update = {}, {i: None for i in range(n)}, None
-        # segments on the wire to the learner, and when the weights reach each worker (network drills)
-        wire, weights_due = Transit(), {}
-        # since when the learner has waited; size of the batch in flight
-        idle_since, n_batch = None, 0
-        while host.running():
-            host.apply_knobs()
-            if len(self.runners) != n:  # workers added or removed live
-                held.update({i: None for i in range(n, len(self.runners))})
-                n = len(self.runners)
-                for i in [i for i in held if i >= n]:
-                    del held[i]
-                for ref, (i, seg) in list(pending.items()):
-                    if i >= n:
-                        pending.pop(ref)
-                        ch.release()
-                        led.lost(i)
-            # under the sync fallback, a new round only once the last one has been trained
-            round_open = pending or len(wire) or len(ch) or update is not None
-            if not (self.fallback.engaged("sync") and round_open):
-                self.relaunch(held, pending, weights, weights_due)
-            done = set(
-                rt.first_ready(
-                    list(pending) + ([update] if update is not None else []), timeout=0.02
-                )
-            )
-            # woken by the first segment or update to finish
-            for ref in [r for r in pending if r in done]:
-                i, seg = pending.pop(ref)
-                held[i] = None
-                try:
-                    meta = rt.get(ref)
-                except ActorDied:
-                    led.lost(i)
-                    ch.release()
-                    continue
-                led.produced(meta)
-                if "rejected" in meta:
-                    ch.release()
-                else:
-                    wire.send((seg, meta["nbytes"]), self.links.transit_s(i, meta["nbytes"]))
-            # (without a drill, a segment arrives as it is sent)
-            for seg, nbytes in wire.arrived():
-                ch.put(seg, nbytes, reserved=True)
-            # nothing in flight: the weights or segments are on the wire; wait a little, not spin
-            if not pending and update is None:
-                time.sleep(0.002)
-            if update is not None and update in done:
-                try:
-                    info = rt.get(update)
-                except ActorDied:
-                    info = None
-                    led.lost_with_learner(n_batch)
-                update = None
-                if info is not None:
-                    self.arrival_lags += info["version_lags"] + info["dropped_lags"]
-                    if host.trained(info):
-                        break
-                weights = rt.call(self.learner, "get_weights")
-            if update is None:
-                batch = self.next_batch(n, bool(pending or len(wire)))
-                if batch:
-                    if idle_since is not None:
-                        ch.note_consumer_wait(time.monotonic() - idle_since)
-                        idle_since = None
-                    # the off-policy fallback: V-trace-corrected, nothing dropped for staleness
-                    off = self.fallback.engaged("off-policy")
-                    update = rt.call(
-                        self.learner,
-                        "update",
-                        *batch,
-                        max_staleness=None if off else self.knobs["max_staleness"],
-                        version_floor=led.rows.version,
-                        off_policy=off,
-                    )
-                    n_batch = len(batch)
-                # the learner waits for data
-                elif idle_since is None:
-                    idle_since = time.monotonic()
-        # wind down: the update in flight is finished, segments in flight or queued are dropped, and
-        # counted
-        if update is not None:
-            try:
-                host.trained(rt.get(update), final=True)
-            except ActorDied:
-                led.lost_with_learner(n_batch)
-        in_flight = len(pending)
-        on_wire = [seg for seg, _ in wire.drain()]
-        dropped = [seg for _, seg in self.wind_down(pending)] + on_wire + ch.drain("stop")
-        led.dropped_at_stop(len(dropped))
-        ch.release(in_flight + len(on_wire))  # their reserved places
-        if self.config.channel.codec == "shm":  # shared-memory blocks nobody will decode
-            for enc in dropped:
-                self.codec.discard(rt.get(enc))
+        # woken by the first segment or update to finish
+        self._take_segments(done, pending, held, wire)
+        # (without a drill, a segment arrives as it is sent)
+        for seg, nbytes in wire.arrived():
+            ch.put(seg, nbytes, reserved=True)
+        # nothing in flight: the weights or segments are on the wire; wait a little, not spin
+        if not pending and update is None:
+            time.sleep(0.002)
+        if update is not None and update in done:
+            finished, update = update, None
+            if self._take_update(finished, n_batch):
+                break
+            weights = rt.call(self.learner, "get_weights")
+        if update is None:
+            batch = self.next_batch(n, bool(pending or len(wire)))
+            if batch:
+                if idle_since is not None:
+                    ch.note_consumer_wait(time.monotonic() - idle_since)
+                    idle_since = None
+                update = self._start_update(batch)
+                n_batch = len(batch)
+            # the learner waits for data
+            elif idle_since is None:
+                idle_since = time.monotonic()
+    self._stop_run(update, n_batch, pending, wire)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter, deque
+from typing import Optional
 
 import numpy as np
 
@@ -251,9 +252,7 @@ def learner_targets(self: PlaneLoop) -> list:
 def apply(self: PlaneLoop, changed: dict, learner_knobs: tuple) -> None:
     # the server judges the staleness
     if "max_staleness" in changed and self.learners[0] is not self.learner:
-        self.rt.get(
-            self.rt.call(self.learner, "set_knobs", max_staleness=changed["max_staleness"])
-        )
+        self.rt.get(self.rt.call(self.learner, "set_knobs", max_staleness=changed["max_staleness"]))
     super(PlaneLoop, self).apply(changed, learner_knobs)
 
 
@@ -428,100 +427,122 @@ class PipelinedLoop(PlaneLoop):
     def applies(cls, cfg: Config) -> bool:
         return is_plane(cfg) and cfg.sync.aggregation != "hybrid"
 
-    def run(self) -> None:
-        rt, c, host, led = self.rt, self.config, self.host, self.ledger
-        L, W, soft = len(self.learners), len(self.runners), c.sync.mode == "soft"
-        # segments in one gradient (one local step)
-        per = max(1, W // L)
-        window = SoftWindow(self.knobs["window_ms"]) if soft else None
-        weights = rt.call(self.learner, "get_weights")
-        ready, pending, idle_workers = deque(), {}, set(range(W))
-        busy, idle_learners = {}, list(range(L))
-        while host.running():
-            host.apply_knobs()
-            k = int(self.knobs["local_steps"]) if soft else 1
-            # backpressure: a short queue
-            if len(ready) < per * k * L:
-                self.launch(pending, idle_workers, weights)
-            ready.extend(seg for _, seg in self.harvest(pending, idle_workers))
-            while idle_learners and len(ready) >= per * k:
-                l = idle_learners.pop(0)
-                segs = [ready.popleft() for _ in range(per * k)]
-                ref = (
-                    rt.call(self.learners[l], "local_round", weights, *segs, steps=k)
-                    if soft
-                    else rt.call(self.learners[l], "gradients", weights, *segs)
-                )
-                busy[ref] = (l, len(segs), time.monotonic())
-            done = False
-            for ref in rt.ready(list(busy), timeout=0.002):
-                l, n, t0 = busy.pop(ref)
-                idle_learners.append(l)
-                try:
-                    info = rt.get(ref)
-                except ActorDied:
-                    led.lost_with_learner(n)
-                    continue
-                self.note(rtt_s=[time.monotonic() - t0])
-                if soft:
-                    window.arrive((ref, info))
-                    continue
-                try:
-                    push = rt.get(rt.call(self.learner, "push", ref))
-                except ActorDied:
-                    led.lost_with_learner(info["trained"])
-                    continue
-                # every gradient pushed: applied, down-weighted or dropped
-                if push["decision"] != "empty":
-                    led.gradient_pushed(push["decision"])
-                    self.grad_lags[push["decision"]][push["lag"]] += 1
-                if push["decision"] == "dropped":
-                    info["dropped_stale"] += info["trained"]
-                    info["trained"] = 0
-                if push["decision"] == "downweighted":
-                    led.downweighted_stale(1)
-                self.note(grad_lags=[push["lag"]])
-                weights = rt.call(self.learner, "get_weights")
-                if host.trained(self.merge([info], push)):
-                    done = True
-                    break
-            if done:
-                break
-            if soft:
-                window.window_s = self.knobs["window_ms"] / 1000.0
-                if window.due():
-                    items = window.close()
-                    try:
-                        server = rt.get(
-                            rt.call(self.learner, "apply_deltas", *[r for r, _ in items])
-                        )
-                    except ActorDied:
-                        led.lost_with_learner(sum(i["trained"] for _, i in items))
-                        continue
-                    led.late_pushes(server["late"])
-                    self.note(
-                        grad_lags=[
-                            server["policy_version"] - 1 - i["base_version"] for _, i in items
-                        ]
-                    )
-                    weights = rt.call(self.learner, "get_weights")
-                    if host.trained(self.merge([i for _, i in items], server)):
-                        break
-        # wind down: nothing more is applied; what was in flight or queued is counted as dropped at
-        # the stop
-        unapplied = sum(i["trained"] for _, i in window.close()) if soft else 0
-        for ref in rt.ready(list(busy), timeout=10.0):
-            l, n, _ = busy.pop(ref)
+# %% ../../nbs/loops/07_plane.ipynb 17
+@patch
+def _push_gradient(self: PipelinedLoop, ref, info: dict) -> Optional[dict]:
+    "Async: pushes the gradient `ref` to the server and counts its decision; None: the server died."
+    led = self.ledger
+    try:
+        push = self.rt.get(self.rt.call(self.learner, "push", ref))
+    except ActorDied:
+        led.lost_with_learner(info["trained"])
+        return None
+    # every gradient pushed: applied, down-weighted or dropped
+    if push["decision"] != "empty":
+        led.gradient_pushed(push["decision"])
+        self.grad_lags[push["decision"]][push["lag"]] += 1
+    if push["decision"] == "dropped":
+        info["dropped_stale"] += info["trained"]
+        info["trained"] = 0
+    if push["decision"] == "downweighted":
+        led.downweighted_stale(1)
+    self.note(grad_lags=[push["lag"]])
+    return push
+
+
+@patch
+def _apply_window(self: PipelinedLoop, items: list) -> Optional[dict]:
+    "Soft: has the server add the closed window's deltas `items`; None: the server died."
+    led = self.ledger
+    try:
+        server = self.rt.get(self.rt.call(self.learner, "apply_deltas", *[r for r, _ in items]))
+    except ActorDied:
+        led.lost_with_learner(sum(i["trained"] for _, i in items))
+        return None
+    led.late_pushes(server["late"])
+    self.note(grad_lags=[server["policy_version"] - 1 - i["base_version"] for _, i in items])
+    return server
+
+
+@patch
+def _stop_pipeline(self: PipelinedLoop, window, busy: dict, pending: dict, ready) -> None:
+    "The wind-down of `run` at the stop."
+    rt, led = self.rt, self.ledger
+    # nothing more is applied; what was in flight or queued is counted as dropped at the stop
+    unapplied = sum(i["trained"] for _, i in window.close()) if window is not None else 0
+    for ref in rt.ready(list(busy), timeout=10.0):
+        l, n, _ = busy.pop(ref)
+        try:
+            info = rt.get(ref)
+            unapplied += info["trained"]
+            led.rejected_segments(info["rejected"])
+        except ActorDied:
+            led.lost_with_learner(n)
+    led.lost_with_learner(sum(n for _, n, _ in busy.values()))
+    led.dropped_at_stop(unapplied + self.unapplied_at_stop(pending) + len(ready))
+
+# %% ../../nbs/loops/07_plane.ipynb 18
+@patch
+def run(self: PipelinedLoop) -> None:
+    rt, c, host, led = self.rt, self.config, self.host, self.ledger
+    L, W, soft = len(self.learners), len(self.runners), c.sync.mode == "soft"
+    # segments in one gradient (one local step)
+    per = max(1, W // L)
+    window = SoftWindow(self.knobs["window_ms"]) if soft else None
+    weights = rt.call(self.learner, "get_weights")
+    ready, pending, idle_workers = deque(), {}, set(range(W))
+    busy, idle_learners = {}, list(range(L))
+    while host.running():
+        host.apply_knobs()
+        k = int(self.knobs["local_steps"]) if soft else 1
+        # backpressure: a short queue
+        if len(ready) < per * k * L:
+            self.launch(pending, idle_workers, weights)
+        ready.extend(seg for _, seg in self.harvest(pending, idle_workers))
+        while idle_learners and len(ready) >= per * k:
+            l = idle_learners.pop(0)
+            segs = [ready.popleft() for _ in range(per * k)]
+            ref = (
+                rt.call(self.learners[l], "local_round", weights, *segs, steps=k)
+                if soft
+                else rt.call(self.learners[l], "gradients", weights, *segs)
+            )
+            busy[ref] = (l, len(segs), time.monotonic())
+        done = False
+        for ref in rt.ready(list(busy), timeout=0.002):
+            l, n, t0 = busy.pop(ref)
+            idle_learners.append(l)
             try:
                 info = rt.get(ref)
-                unapplied += info["trained"]
-                led.rejected_segments(info["rejected"])
             except ActorDied:
                 led.lost_with_learner(n)
-        led.lost_with_learner(sum(n for _, n, _ in busy.values()))
-        led.dropped_at_stop(unapplied + self.unapplied_at_stop(pending) + len(ready))
+                continue
+            self.note(rtt_s=[time.monotonic() - t0])
+            if soft:
+                window.arrive((ref, info))
+                continue
+            push = self._push_gradient(ref, info)
+            if push is None:
+                continue
+            weights = rt.call(self.learner, "get_weights")
+            if host.trained(self.merge([info], push)):
+                done = True
+                break
+        if done:
+            break
+        if soft:
+            window.window_s = self.knobs["window_ms"] / 1000.0
+            if window.due():
+                items = window.close()
+                server = self._apply_window(items)
+                if server is None:
+                    continue
+                weights = rt.call(self.learner, "get_weights")
+                if host.trained(self.merge([i for _, i in items], server)):
+                    break
+    self._stop_pipeline(window, busy, pending, ready)
 
-# %% ../../nbs/loops/07_plane.ipynb 17
+# %% ../../nbs/loops/07_plane.ipynb 20
 class HybridLoop(PlaneLoop):
     """hybrid, async: the parameter server faces the workers, all-reduce joins the learners. Workers
     run ahead on the
@@ -539,7 +560,7 @@ class HybridLoop(PlaneLoop):
     def applies(cls, cfg: Config) -> bool:
         return is_plane(cfg) and cfg.sync.aggregation == "hybrid"
 
-# %% ../../nbs/loops/07_plane.ipynb 18
+# %% ../../nbs/loops/07_plane.ipynb 21
 @patch
 def run(self: HybridLoop) -> None:
     rt, host, led = self.rt, self.host, self.ledger
@@ -560,9 +581,7 @@ def run(self: HybridLoop) -> None:
         )
         if round_refs is None:
             fresh = [(v, s) for v, s in ready if version - v <= self.knobs["max_staleness"]]
-            stale += [
-                version - v for v, _ in ready if version - v > self.knobs["max_staleness"]
-            ]
+            stale += [version - v for v, _ in ready if version - v > self.knobs["max_staleness"]]
             ready = deque(fresh)
             # a server restarted after the last publish serves older weights than the learners'
             # (every segment made with them is stale, and no round comes): publish again

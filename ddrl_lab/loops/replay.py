@@ -143,6 +143,57 @@ def shard_settings(cfg: Config, s: int, run_dir) -> dict:
 
 # %% ../../nbs/loops/05_replay.ipynb 9
 @patch
+def _store_segments(
+    self: ReplayLoop, pending: dict, idle: set, sent: list, S: int, limiter, timeout: float
+) -> int:
+    "Sends the segments finished within `timeout` to their shards; returns their env steps."
+    rt, led, n, inserted = self.rt, self.ledger, len(sent), 0
+    for ref in rt.ready(list(pending), timeout=timeout):
+        i, seg = pending.pop(ref)
+        idle.add(i)
+        try:
+            meta = rt.get(ref)
+        except ActorDied:
+            led.lost(i)
+            continue
+        led.produced(meta)
+        # none of an episode with a rejected step
+        led.rows.add_returns(meta.get("episode_returns", []))
+        if "rejected" in meta:
+            continue
+        s = route(i, sent[i], n, S)
+        sent[i] += 1
+        # Ray keeps one caller's calls to an actor in order
+        rt.call(self.shards[s], "add", seg)
+        led.in_replay(1)
+        self.replay_added[s] += meta["env_steps"]
+        # (never held: see rate_limiter)
+        inserted += meta["env_steps"]
+        limiter.insert(1, timeout=0)
+    return inserted
+
+
+@patch
+def _start_update(self: ReplayLoop, balancer, limiter, k: int, per_step: int, inserted: int):
+    "Starts the learner's `k` gradient steps on a batch drawn across the shards; returns its ref."
+    rt, c, led = self.rt, self.config, self.ledger
+    limiter.sample(k, timeout=0)
+    if balancer.due(led.rows.updates):
+        balancer.refresh(rt.get([rt.call(sh, "mass") for sh in self.shards]), led.rows.updates)
+    counts = balancer.counts(k * per_step)
+    samples = [rt.call(sh, "sample", int(m)) for sh, m in zip(self.shards, counts) if m > 0]
+    shares = balancer.shares.tolist() if c.replay.kind == "prioritized" else None
+    return rt.call(
+        self.learner,
+        "update",
+        *samples,
+        env_steps=inserted,
+        shares=shares,
+        version_floor=led.rows.version,
+    )
+
+# %% ../../nbs/loops/05_replay.ipynb 11
+@patch
 def run(self: ReplayLoop) -> None:
     rt, c, a, host, led = self.rt, self.config, self.config.algo, self.host, self.ledger
     S, n = len(self.shards), len(self.runners)
@@ -183,48 +234,14 @@ def run(self: ReplayLoop) -> None:
             self.launch(pending, idle, weights)
         # the learner is at work or has work: wait briefly
         busy = update is not None or owed() >= 1
-        for ref in rt.ready(list(pending), timeout=0.002 if busy else 0.02):
-            i, seg = pending.pop(ref)
-            idle.add(i)
-            try:
-                meta = rt.get(ref)
-            except ActorDied:
-                led.lost(i)
-                continue
-            led.produced(meta)
-            # none of an episode with a rejected step
-            led.rows.add_returns(meta.get("episode_returns", []))
-            if "rejected" in meta:
-                continue
-            s = route(i, sent[i], n, S)
-            sent[i] += 1
-            # Ray keeps one caller's calls to an actor in order
-            rt.call(self.shards[s], "add", seg)
-            led.in_replay(1)
-            self.replay_added[s] += meta["env_steps"]
-            # (never held: see rate_limiter)
-            inserted += meta["env_steps"]
-            limiter.insert(1, timeout=0)
+        inserted += self._store_segments(
+            pending, idle, sent, S, limiter, timeout=0.002 if busy else 0.02
+        )
         if take_update():
             break
         if update is None and owed() >= 1:
             k = min(int(owed()), max_k)
-            limiter.sample(k, timeout=0)
-            if balancer.due(led.rows.updates):
-                balancer.refresh(
-                    rt.get([rt.call(sh, "mass") for sh in self.shards]), led.rows.updates
-                )
-            counts = balancer.counts(k * per_step)
-            samples = [rt.call(sh, "sample", int(m)) for sh, m in zip(self.shards, counts) if m > 0]
-            shares = balancer.shares.tolist() if c.replay.kind == "prioritized" else None
-            update = rt.call(
-                self.learner,
-                "update",
-                *samples,
-                env_steps=inserted,
-                shares=shares,
-                version_floor=led.rows.version,
-            )
+            update = self._start_update(balancer, limiter, k, per_step, inserted)
     # wind down: finish the update in flight
     if update is not None:
         try:
@@ -235,7 +252,7 @@ def run(self: ReplayLoop) -> None:
     led.dropped_at_stop(len(self.wind_down(pending)))
     self.books_at_end()
 
-# %% ../../nbs/loops/05_replay.ipynb 11
+# %% ../../nbs/loops/05_replay.ipynb 13
 @patch
 def rate_limiter(self: ReplayLoop, n: int) -> tuple[RateLimiter, int]:
     "The limiter of `replay_rate_limits` for `n` workers, and `max_k`."
@@ -263,7 +280,7 @@ def replay_rate_limits(cfg: Config, n: int) -> tuple[tuple, int]:
     lo = (first - 1) * a.updates_per_segment
     return (a.updates_per_segment, first, lo, lo + 2 * max_k + n * a.updates_per_segment), max_k
 
-# %% ../../nbs/loops/05_replay.ipynb 15
+# %% ../../nbs/loops/05_replay.ipynb 17
 @patch
 def books_at_end(self: ReplayLoop) -> None:
     """Transitions sent to each shard against what it holds in its books (`added`, carried through
@@ -338,7 +355,7 @@ def row(self: ReplayLoop) -> dict:
         ),
     )
 
-# %% ../../nbs/loops/05_replay.ipynb 16
+# %% ../../nbs/loops/05_replay.ipynb 18
 @patch
 def snapshot(self: ReplayLoop) -> None:
     "Each replay shard snapshots itself (write, then rename) next to the learner's checkpoint."

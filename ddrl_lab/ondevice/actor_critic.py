@@ -18,7 +18,13 @@ from fastcore.basics import patch
 from ..config.load import load_config
 from ..config.schema import ConfigError
 from ..envs.cpu import env_seeds
-from ..objectives.evaluate import drift_figures, evaluate, minibatches, next_values, states_before
+from ddrl_lab.objectives.evaluate import (
+    drift_figures,
+    evaluate,
+    minibatches,
+    next_values,
+    states_before,
+)
 from ..learners.base import knob_values
 from ..objectives.losses import STAT_NAMES, gae
 from ..nn.models import EnvStates, make_policy, sample_actions
@@ -343,102 +349,8 @@ class OnDevicePPO(OnDeviceLoop):
         # algo.bptt steps of one env (default: the whole segment)
         self.chunk = (a.bptt or T) if self.recurrent else 1
 
-    def trained_network(self) -> torch.nn.Module:
-        return self.model
-
-    # --- acting ---
-    def _autocast(self):
-        return self.numerics.autocast(self.device.type)
-
-    @torch.no_grad()
-    def rollout(self) -> dict:
-        """Step the pool `segment_length` times with the current policy, filling the buffers;
-        returns episode stats."""
-        t0, model, T = time.perf_counter(), self.model, self.cfg.algo.segment_length
-        obs, state, first = self.obs, self.memory.state, self.memory.first
-        # the state the learner unrolls the rollout from: the actors' (or zeros, algo.rnn_h0)
-        self.h0 = (
-            self.memory.start()
-            if self.cfg.algo.rnn_h0 == "stored"
-            else state.new_zeros(state.shape)
-        )
-        for t in range(T):
-            self.b_obs[t] = obs
-            with self._autocast():
-                logits, value, state = model.step(obs, state, first)
-            actions, logp = sample_actions(logits, self.gen)
-            self.b_actions[t], self.b_logp[t], self.b_values[t] = actions, logp, value
-            s = self._step(actions)
-            obs = s.obs
-            self.b_rewards[t], self.b_terminated[t], self.b_truncated[t] = (
-                s.reward,
-                s.terminated,
-                s.truncated,
-            )
-            self.b_final_obs[t], self.b_ep_return[t] = s.final_obs, s.episode_return
-            if self.recurrent:  # (a feed-forward policy needs neither)
-                first = s.terminated | s.truncated
-                self.b_state[t] = state
-        done = self.b_terminated | self.b_truncated
-        self.b_first = torch.cat([self.memory.first[None], done[:-1]])
-        self.obs = obs
-        self.memory.advance(state, done[-1])
-        ended = self._count_rollout(self.b_terminated, self.b_truncated, self.b_ep_return)
-        self.train_s += time.perf_counter() - t0
-        return dict(
-            episodes=len(ended),
-            episode_return_mean=self.return_mean(),
-            episode_returns=ended,
-            clean=self._clean(),
-        )
-
-    # --- learning ---
-    @torch.no_grad()
-    def _next_values(self) -> torch.Tensor:
-        """`(T, M)` values to bootstrap from after each step of the rollout, by the rule every
-        learner uses
-        (`learner.bootstrap_values`): V(next observation), V(final observation) where a step
-        truncated, 0 after a termination."""
-        idx = self.b_truncated.view(-1).nonzero().squeeze(1)
-        final_obs = self.b_final_obs.flatten(0, 1)[idx]
-        # the state each truncated episode had reached, and each env's state after the last step
-        final_state = self.b_state.flatten(0, 1)[idx]
-        with self._autocast():
-            return next_values(
-                self.model,
-                self.b_values,
-                self.obs,
-                final_obs,
-                idx,
-                self.b_terminated,
-                self.memory.state,
-                final_state,
-            )
-
-    @torch.no_grad()
-    def batch(self) -> dict:
-        """The last rollout as `(T, M)` tensors with advantages and returns (`losses.gae` over
-        `_next_values`)."""
-        t0 = time.perf_counter()
-        adv, ret = gae(
-            self.b_rewards,
-            self.b_values,
-            self._next_values(),
-            self.b_terminated | self.b_truncated,
-            self.knobs["gamma"],
-            self.knobs["gae_lambda"],
-        )
-        self.train_s += time.perf_counter() - t0
-        return dict(
-            obs=self.b_obs,
-            actions=self.b_actions,
-            logp=self.b_logp,
-            values=self.b_values,
-            adv=adv,
-            ret=ret,
-            first=self.b_first,
-        )
-
+    # (in the class body: a module-level @patch function of this name would shadow
+    # `evaluate.minibatches`, which it calls)
     def minibatches(self, b: dict, chunk: int, minibatch_size: int) -> list[dict]:
         """One epoch's minibatches of `b` (`evaluate.minibatches`): pieces of `chunk` steps of one
         env in an order drawn from the loop's generator, each with its `state0` (recomputed every
@@ -453,71 +365,184 @@ class OnDevicePPO(OnDeviceLoop):
             b = dict(b, state0=states_before(self.model, b["obs"], self.h0, b["first"], chunk))
         return minibatches(b, order, chunk, minibatch_size)
 
-    @torch.no_grad()
-    def state_drift(self, b: dict) -> dict:
-        """How far the state the actors carry into the next rollout (reached with the weights
-        they acted with) is from the state the current weights reach over the same steps from
-        `h0`: RMS over the state's units, mean and p95 over envs. Empty for a feed-forward policy."""
-        if not self.recurrent:
-            return {}
+# %% ../../nbs/ondevice/00_actor_critic.ipynb 12
+@patch
+def trained_network(self: OnDevicePPO) -> torch.nn.Module:
+    return self.model
+
+
+@patch
+def _autocast(self: OnDevicePPO):
+    return self.numerics.autocast(self.device.type)
+
+
+@patch
+@torch.no_grad()
+def rollout(self: OnDevicePPO) -> dict:
+    """Step the pool `segment_length` times with the current policy, filling the buffers;
+    returns episode stats."""
+    t0, model, T = time.perf_counter(), self.model, self.cfg.algo.segment_length
+    obs, state, first = self.obs, self.memory.state, self.memory.first
+    # the state the learner unrolls the rollout from: the actors' (or zeros, algo.rnn_h0)
+    self.h0 = (
+        self.memory.start() if self.cfg.algo.rnn_h0 == "stored" else state.new_zeros(state.shape)
+    )
+    for t in range(T):
+        self.b_obs[t] = obs
         with self._autocast():
-            _, _, states = self.model.unroll(b["obs"], self.h0, b["first"])
-        return drift_figures(self.memory.state, states[-1])
+            logits, value, state = model.step(obs, state, first)
+        actions, logp = sample_actions(logits, self.gen)
+        self.b_actions[t], self.b_logp[t], self.b_values[t] = actions, logp, value
+        s = self._step(actions)
+        obs = s.obs
+        self.b_rewards[t], self.b_terminated[t], self.b_truncated[t] = (
+            s.reward,
+            s.terminated,
+            s.truncated,
+        )
+        self.b_final_obs[t], self.b_ep_return[t] = s.final_obs, s.episode_return
+        if self.recurrent:  # (a feed-forward policy needs neither)
+            first = s.terminated | s.truncated
+            self.b_state[t] = state
+    done = self.b_terminated | self.b_truncated
+    self.b_first = torch.cat([self.memory.first[None], done[:-1]])
+    self.obs = obs
+    self.memory.advance(state, done[-1])
+    ended = self._count_rollout(self.b_terminated, self.b_truncated, self.b_ep_return)
+    self.train_s += time.perf_counter() - t0
+    return dict(
+        episodes=len(ended),
+        episode_return_mean=self.return_mean(),
+        episode_returns=ended,
+        clean=self._clean(),
+    )
 
-    def update(self, b: dict) -> dict:
-        "PPO epochs over minibatches of `b`; bumps the policy version."
-        t0 = time.perf_counter()
-        algo, knobs = self.cfg.algo, self.knobs
-        epochs = int(knobs["epochs"])
-        stats, lr = None, self.lr_now()
-        for epoch in range(epochs):
-            batches = self.minibatches(b, self.chunk, int(knobs["minibatch_size"]))
-            for i, mb in enumerate(batches):
-                lr = self.lr_now()
-                self.opt.lr = lr
-                last = epoch == epochs - 1 and i == len(batches) - 1
-                st = grad_step(
-                    self.model,
-                    self.opt,
-                    self.grad,
-                    mb,
-                    knobs,
-                    normalize_advantages=algo.normalize_advantages,
-                    vf_clip=algo.vf_clip,
-                    bf16=self.numerics.bf16,
-                    with_stats=last,
-                    reduce=self.reduce,
-                )
-                self.opt_steps += 1
-                if last:
-                    stats = st
-        self.version += 1
-        self.updates += 1
-        self.train_s += time.perf_counter() - t0
-        out = dict(zip(STAT_NAMES, stats.tolist())) if stats is not None else {}
-        out["lr"] = lr
-        return dict(out, **self.state_drift(b))
-
-    def learn(self) -> dict:
-        "The update on the last rollout."
-        return self.update(self.batch())
-
-    # --- the component protocol ---
-    def metrics(self) -> dict:
-        return dict(super().metrics(), version_lag_mean=0.0, version_lag_max=0)
-
-    def _own_state(self) -> dict:
-        return dict(
-            model={k: v.detach().clone() for k, v in self.model.state_dict().items()},
-            memory=self.memory.state_dict(),
+# %% ../../nbs/ondevice/00_actor_critic.ipynb 14
+@patch
+@torch.no_grad()
+def _next_values(self: OnDevicePPO) -> torch.Tensor:
+    """`(T, M)` values to bootstrap from after each step of the rollout, by the rule every
+    learner uses
+    (`learner.bootstrap_values`): V(next observation), V(final observation) where a step
+    truncated, 0 after a termination."""
+    idx = self.b_truncated.view(-1).nonzero().squeeze(1)
+    final_obs = self.b_final_obs.flatten(0, 1)[idx]
+    # the state each truncated episode had reached, and each env's state after the last step
+    final_state = self.b_state.flatten(0, 1)[idx]
+    with self._autocast():
+        return next_values(
+            self.model,
+            self.b_values,
+            self.obs,
+            final_obs,
+            idx,
+            self.b_terminated,
+            self.memory.state,
+            final_state,
         )
 
-    def _load_own(self, sd: dict) -> None:
-        self.model.load_state_dict(sd["model"])
-        if "memory" in sd:  # (a checkpoint from before recurrent policies has none)
-            self.memory.load_state_dict(sd["memory"])
 
-# %% ../../nbs/ondevice/00_actor_critic.ipynb 27
+@patch
+@torch.no_grad()
+def batch(self: OnDevicePPO) -> dict:
+    """The last rollout as `(T, M)` tensors with advantages and returns (`losses.gae` over
+    `_next_values`)."""
+    t0 = time.perf_counter()
+    adv, ret = gae(
+        self.b_rewards,
+        self.b_values,
+        self._next_values(),
+        self.b_terminated | self.b_truncated,
+        self.knobs["gamma"],
+        self.knobs["gae_lambda"],
+    )
+    self.train_s += time.perf_counter() - t0
+    return dict(
+        obs=self.b_obs,
+        actions=self.b_actions,
+        logp=self.b_logp,
+        values=self.b_values,
+        adv=adv,
+        ret=ret,
+        first=self.b_first,
+    )
+
+
+@patch
+@torch.no_grad()
+def state_drift(self: OnDevicePPO, b: dict) -> dict:
+    """How far the state the actors carry into the next rollout (reached with the weights
+    they acted with) is from the state the current weights reach over the same steps from
+    `h0`: RMS over the state's units, mean and p95 over envs. Empty for a feed-forward policy."""
+    if not self.recurrent:
+        return {}
+    with self._autocast():
+        _, _, states = self.model.unroll(b["obs"], self.h0, b["first"])
+    return drift_figures(self.memory.state, states[-1])
+
+# %% ../../nbs/ondevice/00_actor_critic.ipynb 16
+@patch
+def update(self: OnDevicePPO, b: dict) -> dict:
+    "PPO epochs over minibatches of `b`; bumps the policy version."
+    t0 = time.perf_counter()
+    algo, knobs = self.cfg.algo, self.knobs
+    epochs = int(knobs["epochs"])
+    stats, lr = None, self.lr_now()
+    for epoch in range(epochs):
+        batches = self.minibatches(b, self.chunk, int(knobs["minibatch_size"]))
+        for i, mb in enumerate(batches):
+            lr = self.lr_now()
+            self.opt.lr = lr
+            last = epoch == epochs - 1 and i == len(batches) - 1
+            st = grad_step(
+                self.model,
+                self.opt,
+                self.grad,
+                mb,
+                knobs,
+                normalize_advantages=algo.normalize_advantages,
+                vf_clip=algo.vf_clip,
+                bf16=self.numerics.bf16,
+                with_stats=last,
+                reduce=self.reduce,
+            )
+            self.opt_steps += 1
+            if last:
+                stats = st
+    self.version += 1
+    self.updates += 1
+    self.train_s += time.perf_counter() - t0
+    out = dict(zip(STAT_NAMES, stats.tolist())) if stats is not None else {}
+    out["lr"] = lr
+    return dict(out, **self.state_drift(b))
+
+
+@patch
+def learn(self: OnDevicePPO) -> dict:
+    "The update on the last rollout."
+    return self.update(self.batch())
+
+
+@patch
+def metrics(self: OnDevicePPO) -> dict:
+    return dict(super(OnDevicePPO, self).metrics(), version_lag_mean=0.0, version_lag_max=0)
+
+
+@patch
+def _own_state(self: OnDevicePPO) -> dict:
+    return dict(
+        model={k: v.detach().clone() for k, v in self.model.state_dict().items()},
+        memory=self.memory.state_dict(),
+    )
+
+
+@patch
+def _load_own(self: OnDevicePPO, sd: dict) -> None:
+    self.model.load_state_dict(sd["model"])
+    if "memory" in sd:  # (a checkpoint from before recurrent policies has none)
+        self.memory.load_state_dict(sd["memory"])
+
+# %% ../../nbs/ondevice/00_actor_critic.ipynb 33
 class OnDeviceIMPALA(OnDevicePPO):
     """IMPALA's V-trace actor-critic with env pool, rollout storage, inference and learner all on
     one device."""
@@ -576,7 +601,7 @@ class OnDeviceIMPALA(OnDevicePPO):
         self.train_s += time.perf_counter() - t0
         return {**stats, "lr": lr, **self.state_drift(b)}
 
-# %% ../../nbs/ondevice/00_actor_critic.ipynb 39
+# %% ../../nbs/ondevice/00_actor_critic.ipynb 45
 BREAKOUT_OVERRIDES = {
     "env.id": "Breakout-MinAtar-v0",
     "env.num_envs": 128,

@@ -11,6 +11,8 @@ from typing import Optional
 
 import torch
 
+from fastcore.basics import patch
+
 from ..objectives.evaluate import next_step
 from ..nn.models import EnvStates, make_policy
 from .actor_critic import OnDeviceLoop
@@ -38,6 +40,8 @@ class OnDeviceDQN(OnDeviceLoop):
         "gamma",
         "max_grad_norm",
     )
+    COUNTERS = OnDeviceLoop.COUNTERS + ("r_pos", "r_size", "synced_at")
+    RING = ("r_obs", "r_boot", "r_actions", "r_returns", "r_discounts")
 
     def __init__(self, cfg=None, overrides=None, num_threads: Optional[int] = 1, rank: int = 0):
         super().__init__(cfg, overrides, num_threads, rank)
@@ -68,167 +72,188 @@ class OnDeviceDQN(OnDeviceLoop):
         # optimizer step of the last target sync
         self.synced_at = 0
 
-    def _make_replay(self) -> None:
-        "The ring: n-step items in `replay.capacity` slots."
-        shape, dev = self.pool.single_observation_space.shape, self.device
-        z = lambda dtype=torch.float32, shape=(): torch.zeros(
-            (self.cfg.replay.capacity, *shape), dtype=dtype, device=dev
-        )
-        self.capacity = self.cfg.replay.capacity
-        self.r_obs, self.r_boot = z(self.obs.dtype, shape), z(self.obs.dtype, shape)
-        self.r_actions, self.r_returns, self.r_discounts = z(torch.int64), z(), z()
-        self.r_pos = self.r_size = 0
+# %% ../../nbs/ondevice/01_dqn.ipynb 7
+@patch
+def _make_replay(self: OnDeviceDQN) -> None:
+    "The ring: n-step items in `replay.capacity` slots."
+    shape, dev = self.pool.single_observation_space.shape, self.device
+    z = lambda dtype=torch.float32, shape=(): torch.zeros(
+        (self.cfg.replay.capacity, *shape), dtype=dtype, device=dev
+    )
+    self.capacity = self.cfg.replay.capacity
+    self.r_obs, self.r_boot = z(self.obs.dtype, shape), z(self.obs.dtype, shape)
+    self.r_actions, self.r_returns, self.r_discounts = z(torch.int64), z(), z()
+    self.r_pos = self.r_size = 0
 
-    def epsilon(self) -> float:
-        "Linear decay from `eps_start` to `eps_end` over `eps_decay_steps` env steps."
-        algo = self.cfg.algo
-        return algo.eps_end + (algo.eps_start - algo.eps_end) * max(
-            0.0, 1 - self.env_steps / algo.eps_decay_steps
-        )
 
-    @torch.no_grad()
-    def rollout(self) -> dict:
-        """Step the pool `segment_length` times epsilon-greedily, then put the rollout into replay
-        (`_remember`)."""
-        t0, T, M = time.perf_counter(), self.cfg.algo.segment_length, self.cfg.env.num_envs
-        eps, obs = self.epsilon(), self.obs
-        state, first = self.memory.state, self.memory.first
-        for t in range(T):
-            self.b_obs[t] = obs
-            if self.recurrent:  # the state before the step (a sequence's h0), and `first`
-                self.b_state[t] = state.masked_fill(first[:, None], 0.0)
-                self.b_first[t] = first
-            q, _, state = self.net.step(obs, state, first)
-            explore = torch.rand(M, generator=self.gen, device=self.device) < eps
-            actions = torch.where(
-                explore,
-                torch.randint(self.num_actions, (M,), generator=self.gen, device=self.device),
-                q.argmax(-1),
+@patch
+def epsilon(self: OnDeviceDQN) -> float:
+    "Linear decay from `eps_start` to `eps_end` over `eps_decay_steps` env steps."
+    algo = self.cfg.algo
+    return algo.eps_end + (algo.eps_start - algo.eps_end) * max(
+        0.0, 1 - self.env_steps / algo.eps_decay_steps
+    )
+
+
+@patch
+@torch.no_grad()
+def rollout(self: OnDeviceDQN) -> dict:
+    """Step the pool `segment_length` times epsilon-greedily, then put the rollout into replay
+    (`_remember`)."""
+    t0, T, M = time.perf_counter(), self.cfg.algo.segment_length, self.cfg.env.num_envs
+    eps, obs = self.epsilon(), self.obs
+    state, first = self.memory.state, self.memory.first
+    for t in range(T):
+        self.b_obs[t] = obs
+        if self.recurrent:  # the state before the step (a sequence's h0), and `first`
+            self.b_state[t] = state.masked_fill(first[:, None], 0.0)
+            self.b_first[t] = first
+        q, _, state = self.net.step(obs, state, first)
+        explore = torch.rand(M, generator=self.gen, device=self.device) < eps
+        actions = torch.where(
+            explore,
+            torch.randint(self.num_actions, (M,), generator=self.gen, device=self.device),
+            q.argmax(-1),
+        )
+        s = self._step(actions)
+        self.b_actions[t], self.b_rewards[t] = actions, s.reward
+        self.b_terminated[t], self.b_truncated[t] = s.terminated, s.truncated
+        self.b_final_obs[t], self.b_ep_return[t] = s.final_obs, s.episode_return
+        obs = s.obs
+        first = s.terminated | s.truncated
+    self.obs = obs
+    self.memory.advance(state, first)
+    # a poisoned rollout never reaches replay
+    clean = self._clean()
+    if clean:
+        self._remember(obs)
+    else:
+        self._forget()
+    ended = self._count_rollout(self.b_terminated, self.b_truncated, self.b_ep_return)
+    self.train_s += time.perf_counter() - t0
+    return dict(
+        episodes=len(ended),
+        episode_return_mean=self.return_mean(),
+        episode_returns=ended,
+        clean=clean,
+    )
+
+# %% ../../nbs/ondevice/01_dqn.ipynb 9
+@patch
+def _remember(self: OnDeviceDQN, last_obs: torch.Tensor) -> None:
+    """Write the rollout's n-step items into the ring: obs, action, n-step return, discount and
+    the obs to bootstrap from."""
+    returns, discounts, steps = nstep_items(
+        self.b_rewards,
+        self.b_terminated,
+        self.b_truncated,
+        self.knobs["gamma"],
+        self.cfg.algo.n_step,
+    )
+    T, M = returns.shape
+    # the step each item ends on
+    boot_index = torch.arange(T, device=self.device)[:, None] + steps.long() - 1
+    # the bootstrap rule of every learner, on observations
+    idx = self.b_truncated.view(-1).nonzero().squeeze(1)
+    next_obs = next_step(self.b_obs, last_obs, self.b_final_obs.flatten(0, 1)[idx], idx)
+    boot = next_obs.gather(
+        0, boot_index.view(T, M, *[1] * (next_obs.dim() - 2)).expand_as(next_obs)
+    )
+    n = T * M
+    idx = (self.r_pos + torch.arange(n, device=self.device)) % self.capacity
+    self.r_obs[idx], self.r_boot[idx] = self.b_obs.flatten(0, 1), boot.flatten(0, 1)
+    self.r_actions[idx], self.r_returns[idx], self.r_discounts[idx] = (
+        self.b_actions.view(-1),
+        returns.view(-1),
+        discounts.view(-1),
+    )
+    self.r_pos = (self.r_pos + n) % self.capacity
+    self.r_size = min(self.capacity, self.r_size + n)
+
+
+@patch
+def _forget(self: OnDeviceDQN) -> None:
+    "A rollout that is not learned from: a ring of single items has nothing to forget."
+
+# %% ../../nbs/ondevice/01_dqn.ipynb 11
+@patch
+def _optimize(self: OnDeviceDQN, loss: torch.Tensor) -> None:
+    "One optimizer step on `loss`, and the target network's copy when it is due."
+    self.grad.zero_()
+    loss.backward()
+    flat_step(self.opt, self.grad, self.knobs["max_grad_norm"], self.reduce)
+    self.opt_steps += 1
+    if self.opt_steps - self.synced_at >= int(self.knobs["target_update_every"]):
+        self.target_net.load_state_dict(self.net.state_dict())
+        self.synced_at = self.opt_steps
+
+
+@patch
+def update(self: OnDeviceDQN) -> dict:
+    """`updates_per_segment` double-Q steps on uniform batches from replay (none before
+    `learning_starts` items); bumps the version."""
+    t0, knobs, algo = time.perf_counter(), self.knobs, self.cfg.algo
+    stats = {}
+    if self.r_size < algo.learning_starts:
+        return stats
+    self.opt.lr = self.lr_now()
+    for _ in range(int(knobs["updates_per_segment"])):
+        i = torch.randint(
+            self.r_size, (int(knobs["batch_size"]),), generator=self.gen, device=self.device
+        )
+        obs, boot = self.r_obs[i], self.r_boot[i]
+        with torch.no_grad():
+            q_next = self.target_net.q(boot)
+            q_next = (
+                double_q_values(self.net.q(boot), q_next)
+                if algo.double_q
+                else q_next.max(-1).values
             )
-            s = self._step(actions)
-            self.b_actions[t], self.b_rewards[t] = actions, s.reward
-            self.b_terminated[t], self.b_truncated[t] = s.terminated, s.truncated
-            self.b_final_obs[t], self.b_ep_return[t] = s.final_obs, s.episode_return
-            obs = s.obs
-            first = s.terminated | s.truncated
-        self.obs = obs
-        self.memory.advance(state, first)
-        # a poisoned rollout never reaches replay
-        clean = self._clean()
-        if clean:
-            self._remember(obs)
-        else:
-            self._forget()
-        ended = self._count_rollout(self.b_terminated, self.b_truncated, self.b_ep_return)
-        self.train_s += time.perf_counter() - t0
-        return dict(
-            episodes=len(ended),
-            episode_return_mean=self.return_mean(),
-            episode_returns=ended,
-            clean=clean,
-        )
+            y = self.r_returns[i] + self.r_discounts[i] * q_next
+        q_taken = self.net.q(obs).gather(-1, self.r_actions[i][:, None]).squeeze(-1)
+        loss, stats = dqn_loss(q_taken, y)
+        self._optimize(loss)
+    stats.pop("td_abs", None)
+    self.version += 1
+    self.updates += 1
+    self.train_s += time.perf_counter() - t0
+    return dict(stats, epsilon=self.epsilon(), lr=self.opt.lr)
 
-    def _remember(self, last_obs: torch.Tensor) -> None:
-        """Write the rollout's n-step items into the ring: obs, action, n-step return, discount and
-        the obs to bootstrap from."""
-        returns, discounts, steps = nstep_items(
-            self.b_rewards,
-            self.b_terminated,
-            self.b_truncated,
-            self.knobs["gamma"],
-            self.cfg.algo.n_step,
-        )
-        T, M = returns.shape
-        # the step each item ends on
-        boot_index = torch.arange(T, device=self.device)[:, None] + steps.long() - 1
-        # the bootstrap rule of every learner, on observations
-        idx = self.b_truncated.view(-1).nonzero().squeeze(1)
-        next_obs = next_step(self.b_obs, last_obs, self.b_final_obs.flatten(0, 1)[idx], idx)
-        boot = next_obs.gather(
-            0, boot_index.view(T, M, *[1] * (next_obs.dim() - 2)).expand_as(next_obs)
-        )
-        n = T * M
-        idx = (self.r_pos + torch.arange(n, device=self.device)) % self.capacity
-        self.r_obs[idx], self.r_boot[idx] = self.b_obs.flatten(0, 1), boot.flatten(0, 1)
-        self.r_actions[idx], self.r_returns[idx], self.r_discounts[idx] = (
-            self.b_actions.view(-1),
-            returns.view(-1),
-            discounts.view(-1),
-        )
-        self.r_pos = (self.r_pos + n) % self.capacity
-        self.r_size = min(self.capacity, self.r_size + n)
 
-    def _forget(self) -> None:
-        "A rollout that is not learned from: a ring of single items has nothing to forget."
+@patch
+def learn(self: OnDeviceDQN) -> dict:
+    "The update: steps on replay."
+    return self.update()
 
-    def _optimize(self, loss: torch.Tensor) -> None:
-        "One optimizer step on `loss`, and the target network's copy when it is due."
-        self.grad.zero_()
-        loss.backward()
-        flat_step(self.opt, self.grad, self.knobs["max_grad_norm"], self.reduce)
-        self.opt_steps += 1
-        if self.opt_steps - self.synced_at >= int(self.knobs["target_update_every"]):
-            self.target_net.load_state_dict(self.net.state_dict())
-            self.synced_at = self.opt_steps
+# %% ../../nbs/ondevice/01_dqn.ipynb 13
+@patch
+def metrics(self: OnDeviceDQN) -> dict:
+    return dict(super(OnDeviceDQN, self).metrics(), replay_size=self.r_size, epsilon=self.epsilon())
 
-    def update(self) -> dict:
-        """`updates_per_segment` double-Q steps on uniform batches from replay (none before
-        `learning_starts` items); bumps the version."""
-        t0, knobs, algo = time.perf_counter(), self.knobs, self.cfg.algo
-        stats = {}
-        if self.r_size < algo.learning_starts:
-            return stats
-        self.opt.lr = self.lr_now()
-        for _ in range(int(knobs["updates_per_segment"])):
-            i = torch.randint(
-                self.r_size, (int(knobs["batch_size"]),), generator=self.gen, device=self.device
-            )
-            obs, boot = self.r_obs[i], self.r_boot[i]
-            with torch.no_grad():
-                q_next = self.target_net.q(boot)
-                q_next = (
-                    double_q_values(self.net.q(boot), q_next)
-                    if algo.double_q
-                    else q_next.max(-1).values
-                )
-                y = self.r_returns[i] + self.r_discounts[i] * q_next
-            q_taken = self.net.q(obs).gather(-1, self.r_actions[i][:, None]).squeeze(-1)
-            loss, stats = dqn_loss(q_taken, y)
-            self._optimize(loss)
-        stats.pop("td_abs", None)
-        self.version += 1
-        self.updates += 1
-        self.train_s += time.perf_counter() - t0
-        return dict(stats, epsilon=self.epsilon(), lr=self.opt.lr)
 
-    def learn(self) -> dict:
-        "The update: steps on replay."
-        return self.update()
+@patch
+def trained_network(self: OnDeviceDQN) -> torch.nn.Module:
+    return self.net
 
-    def metrics(self) -> dict:
-        return dict(super().metrics(), replay_size=self.r_size, epsilon=self.epsilon())
 
-    def trained_network(self) -> torch.nn.Module:
-        return self.net
+@patch
+def _own_state(self: OnDeviceDQN) -> dict:
+    """Both networks, the envs' recurrent state and the replay ring (its filled part: a
+    resumed run samples the same items)."""
+    n = self.r_size
+    return dict(
+        model={k: v.detach().clone() for k, v in self.net.state_dict().items()},
+        target=self.target_net.state_dict(),
+        memory=self.memory.state_dict(),
+        ring={k: getattr(self, k)[:n].clone() for k in self.RING},
+    )
 
-    COUNTERS = OnDeviceLoop.COUNTERS + ("r_pos", "r_size", "synced_at")
-    RING = ("r_obs", "r_boot", "r_actions", "r_returns", "r_discounts")
 
-    def _own_state(self) -> dict:
-        """Both networks, the envs' recurrent state and the replay ring (its filled part: a
-        resumed run samples the same items)."""
-        n = self.r_size
-        return dict(
-            model={k: v.detach().clone() for k, v in self.net.state_dict().items()},
-            target=self.target_net.state_dict(),
-            memory=self.memory.state_dict(),
-            ring={k: getattr(self, k)[:n].clone() for k in self.RING},
-        )
-
-    def _load_own(self, sd: dict) -> None:
-        self.net.load_state_dict(sd["model"])
-        self.target_net.load_state_dict(sd["target"])
-        if "memory" in sd:  # (a checkpoint from before recurrent policies has none)
-            self.memory.load_state_dict(sd["memory"])
-        for k, v in sd["ring"].items():
-            getattr(self, k)[: len(v)] = v.to(self.device)
+@patch
+def _load_own(self: OnDeviceDQN, sd: dict) -> None:
+    self.net.load_state_dict(sd["model"])
+    self.target_net.load_state_dict(sd["target"])
+    if "memory" in sd:  # (a checkpoint from before recurrent policies has none)
+        self.memory.load_state_dict(sd["memory"])
+    for k, v in sd["ring"].items():
+        getattr(self, k)[: len(v)] = v.to(self.device)

@@ -84,6 +84,16 @@ def _check_beta(beta) -> float:
         raise ValueError(f"replay knob beta must be a number in [0, 1], got {beta!r}")
     return float(beta)
 
+
+def _check_settings(kind, n_step, gamma) -> None:
+    "Raises `ValueError` for a replay `kind`, `n_step` or `gamma` a shard cannot be built with."
+    if kind not in ("prioritized", "uniform"):
+        raise ValueError(f"replay kind must be 'prioritized' or 'uniform', got {kind!r}")
+    if not (isinstance(n_step, numbers.Integral) and n_step >= 1):
+        raise ValueError(f"n_step must be an int >= 1, got {n_step!r}")
+    if not 0 <= gamma <= 1:
+        raise ValueError(f"gamma must be in [0, 1], got {gamma}")
+
 # %% ../../nbs/replay/04_shard.ipynb 14
 class ReplayShard:
     """One replay shard: segments in as n-step transitions, batches out with slots and tags,
@@ -112,12 +122,7 @@ class ReplayShard:
         cold_capacity: int = 0,
         cold_dir: Optional[str] = None,
     ):
-        if kind not in ("prioritized", "uniform"):
-            raise ValueError(f"replay kind must be 'prioritized' or 'uniform', got {kind!r}")
-        if not (isinstance(n_step, numbers.Integral) and n_step >= 1):
-            raise ValueError(f"n_step must be an int >= 1, got {n_step!r}")
-        if not 0 <= gamma <= 1:
-            raise ValueError(f"gamma must be in [0, 1], got {gamma}")
+        _check_settings(kind, n_step, gamma)
         self.shard_id, self.kind, self.alpha, self.n_step, self.gamma = (
             int(shard_id),
             kind,
@@ -156,119 +161,140 @@ class ReplayShard:
         # the cold tier (`replay/02_cold`): items leaving the ring, on disk, still sampled
         self.cold = None
         if cold_capacity:
-            if cold_dir is None:
-                raise ValueError(f"replay shard {self.shard_id}: cold_capacity needs a cold_dir")
-            cold_seed = None if seed is None else np.random.SeedSequence([seed, self.shard_id, 1])
-            self.cold = ColdTier(
-                cold_dir,
-                cold_capacity,
-                self._make_sampler(cold_capacity, cold_seed),
-                self.frame_fields,
-                frame_slots=self._cold_frame_slots,
-            )
+            self.cold = self._make_cold(cold_capacity, cold_dir, seed)
         if self.snapshot_dir is not None:
             self._restore_newest()
 
-    def _make_sampler(self, capacity: int, seed="shard"):
-        seed = self.seed if seed == "shard" else seed
-        if self.kind == "uniform":
-            return UniformSampler(capacity, self.recency_half_life, seed=seed)
-        return PrioritizedSampler(
-            capacity, self.alpha, self.beta, recency_half_life=self.recency_half_life, seed=seed
-        )
+# %% ../../nbs/replay/04_shard.ipynb 15
+@patch
+def _make_sampler(self: ReplayShard, capacity: int, seed="shard"):
+    seed = self.seed if seed == "shard" else seed
+    if self.kind == "uniform":
+        return UniformSampler(capacity, self.recency_half_life, seed=seed)
+    return PrioritizedSampler(
+        capacity, self.alpha, self.beta, recency_half_life=self.recency_half_life, seed=seed
+    )
 
-    def __len__(self) -> int:
-        return len(self.storage)
 
-    def add(self, *segments) -> dict:
-        """Store the n-step transitions (or the sequences they complete) of `segments` (`Segment`s
-        or `Encoded` ones; `None`s are skipped)."""
-        before, count = self.storage.added, 0
-        for seg in segments:
-            if seg is None:
-                continue
-            if isinstance(seg, Encoded):
-                seg = self.codec.decode(seg)
-            if self.frames is None:
-                self.frames = bool(seg.obs.dtype == np.uint8 and seg.obs.ndim == 5)
-            if self.frames:
-                seg = self._numbered(seg)
-            count += 1
-            self.steps_added += seg.num_steps
-            items = self._items(seg)
-            if items is None:
-                continue
-            versions, cap = items.pop("policy_version"), self.storage.capacity
-            # more items than slots: the ring overwrites the first ones at once
-            for lo in range(0, len(versions), cap):
-                self._sink(len(versions[lo : lo + cap]))
-                idx = self.storage.add(
-                    {k: v[lo : lo + cap] for k, v in items.items()}, versions[lo : lo + cap]
-                )
-                self.sampler.add(idx, versions[lo : lo + cap])
-        return dict(
-            shard_id=self.shard_id,
-            segments=count,
-            added=self.storage.added - before,
-            size=len(self),
-            added_total=self.storage.added,
-        )
+@patch
+def _make_cold(self: ReplayShard, cold_capacity: int, cold_dir, seed) -> ColdTier:
+    "The shard's cold tier of `cold_capacity` items under `cold_dir`."
+    if cold_dir is None:
+        raise ValueError(f"replay shard {self.shard_id}: cold_capacity needs a cold_dir")
+    cold_seed = None if seed is None else np.random.SeedSequence([seed, self.shard_id, 1])
+    return ColdTier(
+        cold_dir,
+        cold_capacity,
+        self._make_sampler(cold_capacity, cold_seed),
+        self.frame_fields,
+        frame_slots=self._cold_frame_slots,
+    )
 
-    def sample(self, n: int) -> dict:
-        """`n` items: their fields, `index`, `insert_index`, `weights`, `policy_version`,
-        `shard_id`, `p_alpha`, and the shard's `mass`."""
-        if len(self) == 0:
-            raise ValueError(f"nothing to sample: replay shard {self.shard_id} is empty")
-        cold = self._cold_draw(int(n))
-        n = int(n) - len(cold["index"] if cold else ())
-        if n > 0:
-            index, info = self.sampler.sample(n)
-        else:
-            index, info = np.zeros(0, np.int64), {"weights": np.zeros(0, np.float32)}
-        out = self.storage.get(index)
-        if self.ring is not None:
-            for f in self.frame_fields:
-                out[f] = self.ring.get(out[f])
-        out.update(
-            index=index,
-            weights=info["weights"],
-            p_alpha=self.sampler.priority.get(index)
-            if self.kind == "prioritized"
-            else np.ones(len(index)),
-        )
-        if cold:
-            out = self._with_cold(out, cold)
-        out.update(
-            shard_id=np.full(len(out["index"]), self.shard_id, np.int64),
-            mass=np.float64(self.mass()),
-        )
-        self.sampled += len(out["index"])
-        self.last_versions = out["policy_version"]
-        return out
 
-    @property
-    def steps_per_item(self) -> int:
-        "The env steps an item stands for in sizes (a sequence: its learned steps)."
-        return self.cutter.sequence_length if self.cutter else 1
+@patch
+def __len__(self: ReplayShard) -> int:
+    return len(self.storage)
 
-    def _items(self, seg: Segment) -> Optional[dict]:
-        "The items `seg` gives: its n-step transitions, or the sequences it completes (or None)."
-        if self.cutter is not None:
-            return self.cutter.cut(seg)
-        return transitions(seg, self.n_step, self.gamma)
 
-    def mass(self) -> float:
-        """The total sampling mass: Σ p^α (times recency weights) for prioritized replay, the item
-        count (or Σ recency weights) for uniform."""
-        return self._hot_mass() + (self.cold.mass() if self.cold is not None else 0.0)
+@patch(as_prop=True)
+def steps_per_item(self: ReplayShard) -> int:
+    "The env steps an item stands for in sizes (a sequence: its learned steps)."
+    return self.cutter.sequence_length if self.cutter else 1
 
-    def _hot_mass(self) -> float:
-        "The ring's own sampling mass."
-        if self.kind == "prioritized" or self.recency_half_life is not None:
-            return self.sampler.tree.total
-        return float(len(self))
 
-# %% ../../nbs/replay/04_shard.ipynb 16
+@patch
+def mass(self: ReplayShard) -> float:
+    """The total sampling mass: Σ p^α (times recency weights) for prioritized replay, the item
+    count (or Σ recency weights) for uniform."""
+    return self._hot_mass() + (self.cold.mass() if self.cold is not None else 0.0)
+
+
+@patch
+def _hot_mass(self: ReplayShard) -> float:
+    "The ring's own sampling mass."
+    if self.kind == "prioritized" or self.recency_half_life is not None:
+        return self.sampler.tree.total
+    return float(len(self))
+
+# %% ../../nbs/replay/04_shard.ipynb 17
+@patch
+def add(self: ReplayShard, *segments) -> dict:
+    """Store the n-step transitions (or the sequences they complete) of `segments` (`Segment`s
+    or `Encoded` ones; `None`s are skipped)."""
+    before, count = self.storage.added, 0
+    for seg in segments:
+        if seg is None:
+            continue
+        if isinstance(seg, Encoded):
+            seg = self.codec.decode(seg)
+        if self.frames is None:
+            self.frames = bool(seg.obs.dtype == np.uint8 and seg.obs.ndim == 5)
+        if self.frames:
+            seg = self._numbered(seg)
+        count += 1
+        self.steps_added += seg.num_steps
+        items = self._items(seg)
+        if items is None:
+            continue
+        versions, cap = items.pop("policy_version"), self.storage.capacity
+        # more items than slots: the ring overwrites the first ones at once
+        for lo in range(0, len(versions), cap):
+            self._sink(len(versions[lo : lo + cap]))
+            idx = self.storage.add(
+                {k: v[lo : lo + cap] for k, v in items.items()}, versions[lo : lo + cap]
+            )
+            self.sampler.add(idx, versions[lo : lo + cap])
+    return dict(
+        shard_id=self.shard_id,
+        segments=count,
+        added=self.storage.added - before,
+        size=len(self),
+        added_total=self.storage.added,
+    )
+
+
+@patch
+def _items(self: ReplayShard, seg: Segment) -> Optional[dict]:
+    "The items `seg` gives: its n-step transitions, or the sequences it completes (or None)."
+    if self.cutter is not None:
+        return self.cutter.cut(seg)
+    return transitions(seg, self.n_step, self.gamma)
+
+
+@patch
+def sample(self: ReplayShard, n: int) -> dict:
+    """`n` items: their fields, `index`, `insert_index`, `weights`, `policy_version`,
+    `shard_id`, `p_alpha`, and the shard's `mass`."""
+    if len(self) == 0:
+        raise ValueError(f"nothing to sample: replay shard {self.shard_id} is empty")
+    cold = self._cold_draw(int(n))
+    n = int(n) - len(cold["index"] if cold else ())
+    if n > 0:
+        index, info = self.sampler.sample(n)
+    else:
+        index, info = np.zeros(0, np.int64), {"weights": np.zeros(0, np.float32)}
+    out = self.storage.get(index)
+    if self.ring is not None:
+        for f in self.frame_fields:
+            out[f] = self.ring.get(out[f])
+    out.update(
+        index=index,
+        weights=info["weights"],
+        p_alpha=self.sampler.priority.get(index)
+        if self.kind == "prioritized"
+        else np.ones(len(index)),
+    )
+    if cold:
+        out = self._with_cold(out, cold)
+    out.update(
+        shard_id=np.full(len(out["index"]), self.shard_id, np.int64),
+        mass=np.float64(self.mass()),
+    )
+    self.sampled += len(out["index"])
+    self.last_versions = out["policy_version"]
+    return out
+
+# %% ../../nbs/replay/04_shard.ipynb 19
 @patch
 def update_priorities(self: ReplayShard, index, insert_index, td_abs) -> int:
     """New priorities from TD errors; items no longer at their sampled slot are skipped and counted.
@@ -297,7 +323,7 @@ def update_priorities(self: ReplayShard, index, insert_index, td_abs) -> int:
     self.stale_priority_updates += len(index) - updated
     return updated
 
-# %% ../../nbs/replay/04_shard.ipynb 18
+# %% ../../nbs/replay/04_shard.ipynb 21
 @patch
 def _sink(self: ReplayShard, m: int) -> None:
     "Move the items the next `m` writes overwrite into the cold tier (nothing without one)."
@@ -359,7 +385,7 @@ def hold_cold_writes(self: ReplayShard, seconds: float) -> bool:
     self.cold.guard.arm(seconds)
     return True
 
-# %% ../../nbs/replay/04_shard.ipynb 20
+# %% ../../nbs/replay/04_shard.ipynb 23
 @patch
 def _frame_floor(self: ReplayShard) -> int:
     "The oldest frame number a held item uses (the ring's next number when no item is held)."
@@ -409,7 +435,7 @@ def _numbered(self: ReplayShard, seg: Segment) -> Segment:
             self.frame_ring_grows += 1
     return number_frames(seg, self.ring, self.tails)
 
-# %% ../../nbs/replay/04_shard.ipynb 22
+# %% ../../nbs/replay/04_shard.ipynb 25
 @patch
 def set_knobs(self: ReplayShard, **knobs) -> dict:
     """Change `capacity` (shrinking evicts the oldest items) and `beta`; all are checked before any
@@ -475,7 +501,7 @@ def metrics(self: ReplayShard, current_version: Optional[int] = None) -> dict:
         m["replay_age_mean"] = replay_age_mean(current_version, self.last_versions)
     return m
 
-# %% ../../nbs/replay/04_shard.ipynb 24
+# %% ../../nbs/replay/04_shard.ipynb 27
 @patch
 def state_dict(self: ReplayShard) -> dict:
     "Everything needed to continue, as NumPy arrays, numbers and strings only (`replay/01_shard_state`)."
@@ -488,7 +514,7 @@ def load_state_dict(self: ReplayShard, sd: Mapping) -> None:
     recency must be this shard's (`replay/01_shard_state`)."""
     load_shard_state(self, sd)
 
-# %% ../../nbs/replay/04_shard.ipynb 26
+# %% ../../nbs/replay/04_shard.ipynb 29
 @patch
 def _snapshot_files(self: ReplayShard) -> list[Path]:
     "This shard's snapshot files, oldest first."

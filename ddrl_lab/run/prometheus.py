@@ -109,115 +109,152 @@ class JobCollector(Collector):
         self.totals: dict = {}
         self.scrapes, self._seen, self._lock = 0, 0, threading.Lock()
 
-    def _rows(self) -> list:
-        rows = getattr(getattr(self.job, "log", None), "rows", None)
-        return rows if isinstance(rows, list) else self.job.metrics().to_dict("records")
 
-    def _take(self, r: dict) -> None:
-        "Fold one row into the lag histogram."
-        counts = [finite_or_none(r.get(f"lag_hist_{k}")) for k in range(LAG_BINS)] + [
-            finite_or_none(r.get(f"lag_hist_{LAG_BINS}plus"))
-        ]
-        if any(c is None for c in counts):
-            return
-        n, mean = sum(counts), finite_or_none(r.get("version_lag_mean"))
-        total = mean * n if mean is not None else sum(k * c for k, c in enumerate(counts))
-        self.lags.add_counts(counts, total if n else 0.0)
-        self.lag_rows += 1
+@patch
+def _rows(self: JobCollector) -> list:
+    rows = getattr(getattr(self.job, "log", None), "rows", None)
+    return rows if isinstance(rows, list) else self.job.metrics().to_dict("records")
 
-    def _up(self, key: str, v) -> float:
-        self.totals[key] = max(float(v), self.totals.get(key, float(v)))
-        return self.totals[key]
 
-    def collect(self):
-        job = self.job
-        with self._lock:
-            rows = self._rows()
-            for r in rows[self._seen :]:
-                self._take(r)  # histograms take each row once
-            self._seen = len(rows)
-            last = dict(rows[-1]) if rows else {}
-            self.scrapes += 1
-            cfg = getattr(job, "config", None)
-            info = GaugeMetricFamily(
-                "ddrl_run_info",
-                "The run this endpoint serves (the value is always 1).",
-                labels=["name", "status", "algo", "run_dir"],
-            )
-            info.add_metric(
-                [
-                    str(getattr(job, "name", "")),
-                    str(getattr(job, "status", "")),
-                    str(getattr(getattr(cfg, "algo", None), "name", "")),
-                    str(getattr(job, "run_dir", "") or ""),
-                ],
-                1,
-            )
-            out = [info]
-            for k, v in last.items():
-                if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-                    continue
-                out.append(
-                    GaugeMetricFamily(
-                        metric_name(k), f"{k} in the newest metrics row", value=float(v)
-                    )
-                )
-            for k in self.counter_keys:
-                v = finite_or_none(last.get(k))
-                if v is not None:
-                    out.append(
-                        CounterMetricFamily(
-                            metric_name(k),
-                            f"{k} so far (cumulative, never goes down)",
-                            value=self._up(k, v),
-                        )
-                    )
-            books = {
-                k: v
-                for k, v in _copy(getattr(job, "books", None)).items()
-                if finite_or_none(v) is not None
-            }
-            if books:
-                fam = CounterMetricFamily(
-                    "ddrl_books",
-                    "The job's books: segments produced, "
-                    "trained, rejected, dropped, lost; "
-                    "restarts.",
-                    labels=["book"],
-                )
-                for k in sorted(books, key=str):
-                    fam.add_metric([str(k)], self._up(f"book:{k}", books[k]))
-                out.append(fam)
-            broken = {
-                k[len("violations_") :]: finite_or_none(v)
-                for k, v in last.items()
-                if k.startswith("violations_") and finite_or_none(v) is not None
-            }
-            if broken:
-                fam = CounterMetricFamily(
-                    "ddrl_criterion_violations",
-                    "Metrics rows that broke each success criterion (criteria.*) so far.",
-                    labels=["criterion"],
-                )
-                for k in sorted(broken):
-                    fam.add_metric([k], self._up(f"criterion:{k}", broken[k]))
-                out.append(fam)
-            if self.lag_rows:
-                out.append(
-                    self.lags.family(
-                        "ddrl_version_lag",
-                        "Policy-version lag of the "
-                        "experience the rows counted "
-                        "(lag_hist_*; +Inf holds "
-                        "lag_hist_8plus)",
-                    )
-                )
-            calls = getattr(job, "call_times", None)
-            if calls is not None:
-                out.extend(calls.collect())
-        yield from out
+@patch
+def _take(self: JobCollector, r: dict) -> None:
+    "Fold one row into the lag histogram."
+    counts = [finite_or_none(r.get(f"lag_hist_{k}")) for k in range(LAG_BINS)] + [
+        finite_or_none(r.get(f"lag_hist_{LAG_BINS}plus"))
+    ]
+    if any(c is None for c in counts):
+        return
+    n, mean = sum(counts), finite_or_none(r.get("version_lag_mean"))
+    total = mean * n if mean is not None else sum(k * c for k, c in enumerate(counts))
+    self.lags.add_counts(counts, total if n else 0.0)
+    self.lag_rows += 1
+
+
+@patch
+def _up(self: JobCollector, key: str, v) -> float:
+    self.totals[key] = max(float(v), self.totals.get(key, float(v)))
+    return self.totals[key]
 
 # %% ../../nbs/run/04_prometheus.ipynb 10
+def _run_info(job) -> GaugeMetricFamily:
+    "The `ddrl_run_info` gauge: the job's name, status, algorithm and run directory (always 1)."
+    cfg = getattr(job, "config", None)
+    info = GaugeMetricFamily(
+        "ddrl_run_info",
+        "The run this endpoint serves (the value is always 1).",
+        labels=["name", "status", "algo", "run_dir"],
+    )
+    info.add_metric(
+        [
+            str(getattr(job, "name", "")),
+            str(getattr(job, "status", "")),
+            str(getattr(getattr(cfg, "algo", None), "name", "")),
+            str(getattr(job, "run_dir", "") or ""),
+        ],
+        1,
+    )
+    return info
+
+
+def _row_gauges(last: dict) -> list:
+    "A gauge for every numeric key of the newest row (flags and text are left out)."
+    out = []
+    for k, v in last.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+            continue
+        out.append(
+            GaugeMetricFamily(metric_name(k), f"{k} in the newest metrics row", value=float(v))
+        )
+    return out
+
+
+@patch
+def _row_counters(self: JobCollector, last: dict) -> list:
+    "A counter for each of `counter_keys` the newest row has, at the highest value seen."
+    out = []
+    for k in self.counter_keys:
+        v = finite_or_none(last.get(k))
+        if v is not None:
+            out.append(
+                CounterMetricFamily(
+                    metric_name(k),
+                    f"{k} so far (cumulative, never goes down)",
+                    value=self._up(k, v),
+                )
+            )
+    return out
+
+# %% ../../nbs/run/04_prometheus.ipynb 11
+@patch
+def _book_counters(self: JobCollector) -> list:
+    "The job's books as one `ddrl_books` counter, a sample per book (nothing without books)."
+    books = {
+        k: v
+        for k, v in _copy(getattr(self.job, "books", None)).items()
+        if finite_or_none(v) is not None
+    }
+    if not books:
+        return []
+    fam = CounterMetricFamily(
+        "ddrl_books",
+        "The job's books: segments produced, trained, rejected, dropped, lost; restarts.",
+        labels=["book"],
+    )
+    for k in sorted(books, key=str):
+        fam.add_metric([str(k)], self._up(f"book:{k}", books[k]))
+    return [fam]
+
+
+@patch
+def _violation_counters(self: JobCollector, last: dict) -> list:
+    "The rows that broke each success criterion, as one counter (nothing without criteria)."
+    broken = {
+        k[len("violations_") :]: finite_or_none(v)
+        for k, v in last.items()
+        if k.startswith("violations_") and finite_or_none(v) is not None
+    }
+    if not broken:
+        return []
+    fam = CounterMetricFamily(
+        "ddrl_criterion_violations",
+        "Metrics rows that broke each success criterion (criteria.*) so far.",
+        labels=["criterion"],
+    )
+    for k in sorted(broken):
+        fam.add_metric([k], self._up(f"criterion:{k}", broken[k]))
+    return [fam]
+
+# %% ../../nbs/run/04_prometheus.ipynb 13
+@patch
+def collect(self: JobCollector):
+    job = self.job
+    with self._lock:
+        rows = self._rows()
+        for r in rows[self._seen :]:
+            self._take(r)  # histograms take each row once
+        self._seen = len(rows)
+        last = dict(rows[-1]) if rows else {}
+        self.scrapes += 1
+        out = [_run_info(job), *_row_gauges(last)]
+        out += self._row_counters(last)
+        out += self._book_counters()
+        out += self._violation_counters(last)
+        if self.lag_rows:
+            out.append(
+                self.lags.family(
+                    "ddrl_version_lag",
+                    "Policy-version lag of the "
+                    "experience the rows counted "
+                    "(lag_hist_*; +Inf holds "
+                    "lag_hist_8plus)",
+                )
+            )
+        calls = getattr(job, "call_times", None)
+        if calls is not None:
+            out.extend(calls.collect())
+    yield from out
+
+# %% ../../nbs/run/04_prometheus.ipynb 15
 class MetricsServer:
     """A Prometheus endpoint for a job's metrics (text format 0.0.4 by `prometheus-client`), served
     from a daemon thread (see above)."""
@@ -294,7 +331,7 @@ def stop(self: MetricsServer) -> None:
     self.httpd.server_close()
     self._thread.join(5)
 
-# %% ../../nbs/run/04_prometheus.ipynb 11
+# %% ../../nbs/run/04_prometheus.ipynb 16
 @patch
 def __enter__(self: MetricsServer):
     return self

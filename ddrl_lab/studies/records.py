@@ -14,6 +14,7 @@ from typing import Optional
 
 import numpy as np
 import pandas as pd
+from fastcore.basics import patch
 
 from ..config.load import flat_config, load_config, parse_override
 from ..config.schema import Config, ConfigError
@@ -31,7 +32,6 @@ __all__ = ['DIFF_IGNORE', 'SEED_KEYS', 'HEADLINE_KEYS', 'INJECTED_HEADER', 'conf
 # %% ../../nbs/studies/00_records.ipynb 5
 # where and how a run was recorded, not what it ran
 DIFF_IGNORE = ("run.out", "run.ray_address", "run.tensorboard")
-
 
 
 def config_diff(a, b, ignore=DIFF_IGNORE) -> dict:
@@ -66,7 +66,9 @@ def load_run(run_dir) -> RunRecord:
         raise FileNotFoundError(f"{str(p)!r} is not a run directory: no such folder")
     files = RunFiles(p)
     meta = files.meta()
-    return RunRecord(p, meta.get("name") or p.name, flat_config(files.config_dict()), meta, files.rows())
+    return RunRecord(
+        p, meta.get("name") or p.name, flat_config(files.config_dict()), meta, files.rows()
+    )
 
 
 def _labels(runs: list) -> list[str]:
@@ -214,139 +216,6 @@ class ShadowResult:
     tol: float
     records: tuple
 
-    @classmethod
-    def of(cls, run_a, run_b, tol: float = 0.0) -> "ShadowResult":
-        "Compare two finished runs (run directories or `RunRecord`s) as a shadow pair."
-        ra, rb = load_run(run_a), load_run(run_b)
-        return cls(
-            runs=(ra.path, rb.path),
-            diff=config_diff(ra.config, rb.config),
-            diverged_at=first_divergence(align(ra.df, rb.df), tol),
-            identical=same_curve(ra.df, rb.df),
-            tol=float(tol),
-            records=(ra, rb),
-        )
-
-    def curves(self) -> pd.DataFrame:
-        "The two return curves, aligned on env steps (see `align`), and their absolute difference."
-        al = align(self.records[0].df, self.records[1].df)
-        return al.assign(abs_diff=(al.a - al.b).abs())
-
-    def table(self) -> pd.DataFrame:
-        """Side by side: status, budget, throughput, returns, steps and seconds to target, the keys
-        that differ, the divergence."""
-        cols = {}
-        for side, r in zip("ab", self.records):
-            s = summarize(r.df)
-            steps, secs = steps_to_target(r.df, r.config.get("run.target_return"))
-            col = dict(
-                run_dir=r.path.name,
-                status=r.status,
-                env_steps=s.get("env_steps"),
-                wall_s=s.get("wall_s"),
-                mean_env_steps_per_s=s.get("mean_env_steps_per_s"),
-                final_return_mean=s.get("final_return_mean"),
-                best_return_mean=s.get("best_return_mean"),
-                learner_updates=s.get("learner_updates"),
-                steps_to_target=steps,
-                seconds_to_target=secs,
-            )
-            col.update(
-                {f"config {k}": _short(v[0 if side == "a" else 1]) for k, v in self.diff.items()}
-            )
-            col[f"diverged_at (tol {self.tol:g})"] = self.diverged_at
-            cols[f"{side}: {r.name}"] = col
-        return pd.DataFrame(cols).astype(object)
-
-    def figure(self):
-        """Both return curves with the divergence marked, their difference, both throughputs, and
-        the config diff."""
-        import plotly.graph_objects as go
-        from plotly.subplots import make_subplots
-
-        fig = make_subplots(
-            rows=2,
-            cols=2,
-            vertical_spacing=0.16,
-            horizontal_spacing=0.1,
-            specs=[[{"type": "xy"}, {"type": "xy"}], [{"type": "xy"}, {"type": "table"}]],
-            subplot_titles=(
-                "episode_return_mean vs env_steps",
-                f"|a − b| (tol {self.tol:g})",
-                "env_steps_per_s vs time_s",
-                "config keys that differ",
-            ),
-        )
-        colors = ("#1f77b4", "#ff7f0e")
-        for side, r, color in zip("ab", self.records, colors):
-            df, name = r.df, f"{side}: {r.name}"
-            if len(df) and "episode_return_mean" in df:
-                fig.add_trace(
-                    go.Scatter(
-                        x=df.env_steps,
-                        y=df.episode_return_mean,
-                        mode="lines",
-                        name=name,
-                        legendgroup=side,
-                        line=dict(color=color, dash="solid" if side == "a" else "dash"),
-                    ),
-                    row=1,
-                    col=1,
-                )
-            if len(df) and "env_steps_per_s" in df:
-                fig.add_trace(
-                    go.Scatter(
-                        x=df.time_s,
-                        y=df.env_steps_per_s,
-                        mode="lines",
-                        name=name,
-                        legendgroup=side,
-                        showlegend=False,
-                        line=dict(color=color),
-                    ),
-                    row=2,
-                    col=1,
-                )
-        cv = self.curves()
-        fig.add_trace(
-            go.Scatter(
-                x=cv.env_steps, y=cv.abs_diff, mode="lines", name="|a − b|", line=dict(color="gray")
-            ),
-            row=1,
-            col=2,
-        )
-        if self.diverged_at is not None:
-            for col in (1, 2):
-                fig.add_vline(
-                    x=self.diverged_at, line=dict(color="crimson", dash="dot"), row=1, col=col
-                )
-        keys = list(self.diff) or ["(none)"]
-        fig.add_trace(
-            go.Table(
-                header=dict(values=["key", "a", "b"]),
-                cells=dict(
-                    values=[
-                        keys,
-                        [_short(self.diff[k][0]) if k in self.diff else "" for k in keys],
-                        [_short(self.diff[k][1]) if k in self.diff else "" for k in keys],
-                    ]
-                ),
-            ),
-            row=2,
-            col=2,
-        )
-        where = "never" if self.diverged_at is None else f"at {self.diverged_at:,} env steps"
-        fig.update_layout(
-            title=f"shadow: {self.records[0].name} vs {self.records[1].name} — "
-            f"diverged {where}" + (" (identical curves)" if self.identical else ""),
-            height=720,
-            template="plotly_white",
-        )
-        fig.update_xaxes(title_text="env steps", row=1, col=1)
-        fig.update_xaxes(title_text="env steps", row=1, col=2)
-        fig.update_xaxes(title_text="seconds", row=2, col=1)
-        return fig
-
     def __repr__(self):
         return (
             f"ShadowResult(diverged_at={self.diverged_at}, identical={self.identical}, "
@@ -354,7 +223,168 @@ class ShadowResult:
             f"runs=({str(self.runs[0])!r}, {str(self.runs[1])!r}))"
         )
 
-# %% ../../nbs/studies/00_records.ipynb 15
+# %% ../../nbs/studies/00_records.ipynb 16
+@patch(cls_method=True)
+def of(cls: ShadowResult, run_a, run_b, tol: float = 0.0) -> "ShadowResult":
+    "Compare two finished runs (run directories or `RunRecord`s) as a shadow pair."
+    ra, rb = load_run(run_a), load_run(run_b)
+    return cls(
+        runs=(ra.path, rb.path),
+        diff=config_diff(ra.config, rb.config),
+        diverged_at=first_divergence(align(ra.df, rb.df), tol),
+        identical=same_curve(ra.df, rb.df),
+        tol=float(tol),
+        records=(ra, rb),
+    )
+
+
+@patch
+def curves(self: ShadowResult) -> pd.DataFrame:
+    "The two return curves, aligned on env steps (see `align`), and their absolute difference."
+    al = align(self.records[0].df, self.records[1].df)
+    return al.assign(abs_diff=(al.a - al.b).abs())
+
+
+@patch
+def table(self: ShadowResult) -> pd.DataFrame:
+    """Side by side: status, budget, throughput, returns, steps and seconds to target, the keys
+    that differ, the divergence."""
+    cols = {}
+    for side, r in zip("ab", self.records):
+        s = summarize(r.df)
+        steps, secs = steps_to_target(r.df, r.config.get("run.target_return"))
+        col = dict(
+            run_dir=r.path.name,
+            status=r.status,
+            env_steps=s.get("env_steps"),
+            wall_s=s.get("wall_s"),
+            mean_env_steps_per_s=s.get("mean_env_steps_per_s"),
+            final_return_mean=s.get("final_return_mean"),
+            best_return_mean=s.get("best_return_mean"),
+            learner_updates=s.get("learner_updates"),
+            steps_to_target=steps,
+            seconds_to_target=secs,
+        )
+        col.update(
+            {f"config {k}": _short(v[0 if side == "a" else 1]) for k, v in self.diff.items()}
+        )
+        col[f"diverged_at (tol {self.tol:g})"] = self.diverged_at
+        cols[f"{side}: {r.name}"] = col
+    return pd.DataFrame(cols).astype(object)
+
+# %% ../../nbs/studies/00_records.ipynb 18
+def _shadow_grid(tol: float):
+    "An empty 2 x 2 figure: the returns, their difference, the throughputs, and a table."
+    from plotly.subplots import make_subplots
+
+    return make_subplots(
+        rows=2,
+        cols=2,
+        vertical_spacing=0.16,
+        horizontal_spacing=0.1,
+        specs=[[{"type": "xy"}, {"type": "xy"}], [{"type": "xy"}, {"type": "table"}]],
+        subplot_titles=(
+            "episode_return_mean vs env_steps",
+            f"|a − b| (tol {tol:g})",
+            "env_steps_per_s vs time_s",
+            "config keys that differ",
+        ),
+    )
+
+
+def _add_run_curves(fig, side: str, r: RunRecord, color: str) -> None:
+    "One run's return curve (top left) and throughput (bottom left), where its rows have them."
+    import plotly.graph_objects as go
+
+    df, name = r.df, f"{side}: {r.name}"
+    if len(df) and "episode_return_mean" in df:
+        fig.add_trace(
+            go.Scatter(
+                x=df.env_steps,
+                y=df.episode_return_mean,
+                mode="lines",
+                name=name,
+                legendgroup=side,
+                line=dict(color=color, dash="solid" if side == "a" else "dash"),
+            ),
+            row=1,
+            col=1,
+        )
+    if len(df) and "env_steps_per_s" in df:
+        fig.add_trace(
+            go.Scatter(
+                x=df.time_s,
+                y=df.env_steps_per_s,
+                mode="lines",
+                name=name,
+                legendgroup=side,
+                showlegend=False,
+                line=dict(color=color),
+            ),
+            row=2,
+            col=1,
+        )
+
+# %% ../../nbs/studies/00_records.ipynb 20
+def _add_difference(fig, cv: pd.DataFrame, diverged_at: Optional[int]) -> None:
+    "The returns' absolute difference (top right), and the divergence marked on both top panels."
+    import plotly.graph_objects as go
+
+    fig.add_trace(
+        go.Scatter(
+            x=cv.env_steps, y=cv.abs_diff, mode="lines", name="|a − b|", line=dict(color="gray")
+        ),
+        row=1,
+        col=2,
+    )
+    if diverged_at is not None:
+        for col in (1, 2):
+            fig.add_vline(x=diverged_at, line=dict(color="crimson", dash="dot"), row=1, col=col)
+
+
+def _add_diff_table(fig, diff: dict) -> None:
+    "The config keys that differ, with each side's value, as a table (bottom right)."
+    import plotly.graph_objects as go
+
+    keys = list(diff) or ["(none)"]
+    fig.add_trace(
+        go.Table(
+            header=dict(values=["key", "a", "b"]),
+            cells=dict(
+                values=[
+                    keys,
+                    [_short(diff[k][0]) if k in diff else "" for k in keys],
+                    [_short(diff[k][1]) if k in diff else "" for k in keys],
+                ]
+            ),
+        ),
+        row=2,
+        col=2,
+    )
+
+
+@patch
+def figure(self: ShadowResult):
+    """Both return curves with the divergence marked, their difference, both throughputs, and
+    the config diff."""
+    fig = _shadow_grid(self.tol)
+    for side, r, color in zip("ab", self.records, ("#1f77b4", "#ff7f0e")):
+        _add_run_curves(fig, side, r, color)
+    _add_difference(fig, self.curves(), self.diverged_at)
+    _add_diff_table(fig, self.diff)
+    where = "never" if self.diverged_at is None else f"at {self.diverged_at:,} env steps"
+    fig.update_layout(
+        title=f"shadow: {self.records[0].name} vs {self.records[1].name} — "
+        f"diverged {where}" + (" (identical curves)" if self.identical else ""),
+        height=720,
+        template="plotly_white",
+    )
+    fig.update_xaxes(title_text="env steps", row=1, col=1)
+    fig.update_xaxes(title_text="env steps", row=1, col=2)
+    fig.update_xaxes(title_text="seconds", row=2, col=1)
+    return fig
+
+# %% ../../nbs/studies/00_records.ipynb 21
 # run.log_interval_s=0 on both sides (unless an override sets it)
 def shadow(
     config_a,
@@ -383,7 +413,7 @@ def shadow(
             warnings.warn(f"shadow: run {job.name} failed: {e!r}; see {job.run_dir / 'meta.json'}")
     return ShadowResult.of(jobs[0].run_dir, jobs[1].run_dir, tol)
 
-# %% ../../nbs/studies/00_records.ipynb 23
+# %% ../../nbs/studies/00_records.ipynb 29
 # named first in a legend when they differ
 HEADLINE_KEYS = (
     "algo.name",
@@ -455,7 +485,7 @@ def compare(
     )
     return fig
 
-# %% ../../nbs/studies/00_records.ipynb 24
+# %% ../../nbs/studies/00_records.ipynb 30
 def compare_table(run_dirs, target: Optional[float] = None) -> pd.DataFrame:
     """One row per run: algorithm, topology and sync mode, status, env steps and seconds to the
     target return
@@ -485,7 +515,7 @@ def compare_table(run_dirs, target: Optional[float] = None) -> pd.DataFrame:
         )
     return pd.DataFrame(rows).set_index("run").astype(object)
 
-# %% ../../nbs/studies/00_records.ipynb 29
+# %% ../../nbs/studies/00_records.ipynb 35
 INJECTED_HEADER = "# Parameters"  # papermill's first line in the cell it injects (Python kernels)
 
 

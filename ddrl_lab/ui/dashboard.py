@@ -58,125 +58,157 @@ class Dashboard:
         self._drawn, self._message = -1, ""
         # lag histogram counts summed over rows[:_lag_counted]
         self._lag_sum, self._lag_counted = None, 0
-        if isinstance(job_or_run_dir, (str, Path)):
-            self.job, self.run_dir = None, Path(job_or_run_dir)
-            files = RunFiles(self.run_dir)
-            self.config = files.config()
-            self.meta = files.meta()
-            self.rows = files.rows().to_dict("records")
-            self._lag_cols = lag_columns(set().union(*self.rows) if self.rows else set()) or None
-        else:
-            self.job, self.run_dir, self.meta = (
-                job_or_run_dir,
-                getattr(job_or_run_dir, "run_dir", None),
-                {},
-            )
-            self.config = self.job.config
-            K = getattr(metrics, "LAG_BINS", None)
-            self._lag_cols = (
-                None if K is None else [f"lag_hist_{k}" for k in range(K)] + [f"lag_hist_{K}plus"]
-            )
-        # panel name -> FigureWidget, for the panels that have data
-        self.figures: dict = {}
-        self._panels = {p.name: style(go.FigureWidget(), p, 1) for p in PANELS}
-        self.status, self.criteria, self.message = W.HTML(), W.HTML(), W.HTML()
-        # the page reports its views of the status line: a page shows the dashboard
-        self.status._view_count = 0
-        self.heal_after_s, self._shown_at, self.heals = 20.0, {}, {}  # see `_heal`
-        self.episode, self.episode_caption = (
-            W.Image(format="gif", layout=W.Layout(display="none")),
-            W.HTML(),
-        )
-        self._episode_shown, self._recording = None, None
-        self.specs = self.job.knob_specs() if self.job is not None else {}
-        self.sliders = {name: knob_slider(name, spec) for name, spec in self.specs.items()}
-        for name, s in self.sliders.items():
-            s.observe(self._on_slider(name), names="value")
-        self.controls = []
-        if self.job is not None:
-            self.stop_button = W.Button(
-                description="Stop",
-                button_style="danger",
-                icon="stop",
-                layout=W.Layout(width="90px"),
-            )
-            self.stop_button.on_click(lambda _: self.stop())
-            self.fault = W.Dropdown(
-                options=getattr(self.job, "FAULTS", ()),
-                description="fault",
-                layout=W.Layout(width="220px"),
-                style={"description_width": "40px"},
-            )
-            self.fault_worker = W.BoundedIntText(
-                value=0,
-                min=0,
-                max=max(0, self.config.topology.num_workers - 1),
-                description="worker",
-                layout=W.Layout(width="130px"),
-                style={"description_width": "50px"},
-            )
-            self.inject_button = W.Button(
-                description="Inject", icon="bolt", layout=W.Layout(width="90px")
-            )
-            self.inject_button.on_click(
-                lambda _: self.inject(self.fault.value, self.fault_worker.value)
-            )
-            self.episode_button = W.Button(
-                description="Record episode", icon="film", layout=W.Layout(width="150px")
-            )
-            self.episode_button.on_click(lambda _: self.record_episode())
-            self.controls = [
-                *self.sliders.values(),
-                self.stop_button,
-                self.fault,
-                self.fault_worker,
-                self.inject_button,
-                self.episode_button,
-            ]
-        else:
-            self.stop_button = None
-        wrap = W.Layout(display="flex", flex_flow="row wrap", align_items="center")
-        parts = [self.status, self.criteria, self.message]
-        if self.job is not None:
-            parts += [
-                W.Box(list(self.sliders.values()), layout=wrap),
-                W.HBox(
-                    [
-                        self.stop_button,
-                        self.fault,
-                        self.fault_worker,
-                        self.inject_button,
-                        self.episode_button,
-                    ]
-                ),
-            ]
-        self.plots = W.Box([], layout=wrap)
-        parts += [W.VBox([self.episode, self.episode_caption]), self.plots]
-        self.page = W.VBox(parts, layout=W.Layout(width="100%"))
-        self.plan_page = PlanPage(self.config)  # the config at cluster scale (`ui/01_plan_page`)
-        self.widget = W.Tab([self.page, self.plan_page.widget], titles=("Run", "Plan"))
+        self._open(job_or_run_dir)
+        self._make_views()
+        self._make_sliders()
+        self._make_buttons()
+        self._make_page()
         self.refresh()
         self._thread = None
         if self.job is not None:
             self._thread = threading.Thread(target=self._poll, name="ddrl-dashboard", daemon=True)
             self._thread.start()
 
-    # -- display -------------------------------------------------------------------------------
-    def _repr_mimebundle_(self, **kwargs):
-        "A cell ending in `dash` shows the widget (in a kernel with a frontend; as text elsewhere)."
-        return self.widget._repr_mimebundle_(**kwargs)
-
-    def show(self) -> None:
-        "Display the dashboard from anywhere in a cell."
-        from IPython.display import display
-
-        display(self.widget)
-
-    def __repr__(self):
-        what = repr(self.job) if self.job is not None else str(self.run_dir)
-        return f"Dashboard({what}, rows={len(self.rows)})"
-
 # %% ../../nbs/ui/02_dashboard.ipynb 7
+@patch
+def _open(self: Dashboard, job_or_run_dir) -> None:
+    "Take the job, or read the run directory: the config, the meta, the rows and the lag columns."
+    if isinstance(job_or_run_dir, (str, Path)):
+        self.job, self.run_dir = None, Path(job_or_run_dir)
+        files = RunFiles(self.run_dir)
+        self.config = files.config()
+        self.meta = files.meta()
+        self.rows = files.rows().to_dict("records")
+        self._lag_cols = lag_columns(set().union(*self.rows) if self.rows else set()) or None
+    else:
+        self.job, self.run_dir, self.meta = (
+            job_or_run_dir,
+            getattr(job_or_run_dir, "run_dir", None),
+            {},
+        )
+        self.config = self.job.config
+        K = getattr(metrics, "LAG_BINS", None)
+        self._lag_cols = (
+            None if K is None else [f"lag_hist_{k}" for k in range(K)] + [f"lag_hist_{K}plus"]
+        )
+
+
+@patch
+def _make_views(self: Dashboard) -> None:
+    "A figure per panel, the status, criteria and message lines, and the episode's image."
+    # panel name -> FigureWidget, for the panels that have data
+    self.figures: dict = {}
+    self._panels = {p.name: style(go.FigureWidget(), p, 1) for p in PANELS}
+    self.status, self.criteria, self.message = W.HTML(), W.HTML(), W.HTML()
+    # the page reports its views of the status line: a page shows the dashboard
+    self.status._view_count = 0
+    self.heal_after_s, self._shown_at, self.heals = 20.0, {}, {}  # see `_heal`
+    self.episode, self.episode_caption = (
+        W.Image(format="gif", layout=W.Layout(display="none")),
+        W.HTML(),
+    )
+    self._episode_shown, self._recording = None, None
+
+
+@patch
+def _make_sliders(self: Dashboard) -> None:
+    "A slider for each of the job's live knobs (none for a finished run), wired to `set_knob`."
+    self.specs = self.job.knob_specs() if self.job is not None else {}
+    self.sliders = {name: knob_slider(name, spec) for name, spec in self.specs.items()}
+    for name, s in self.sliders.items():
+        s.observe(self._on_slider(name), names="value")
+
+# %% ../../nbs/ui/02_dashboard.ipynb 9
+@patch
+def _make_buttons(self: Dashboard) -> None:
+    "For a job: the Stop button, the fault drill (fault, worker, Inject) and Record episode."
+    self.controls = []
+    if self.job is None:
+        self.stop_button = None
+        return
+    self.stop_button = W.Button(
+        description="Stop",
+        button_style="danger",
+        icon="stop",
+        layout=W.Layout(width="90px"),
+    )
+    self.stop_button.on_click(lambda _: self.stop())
+    self.fault = W.Dropdown(
+        options=getattr(self.job, "FAULTS", ()),
+        description="fault",
+        layout=W.Layout(width="220px"),
+        style={"description_width": "40px"},
+    )
+    self.fault_worker = W.BoundedIntText(
+        value=0,
+        min=0,
+        max=max(0, self.config.topology.num_workers - 1),
+        description="worker",
+        layout=W.Layout(width="130px"),
+        style={"description_width": "50px"},
+    )
+    self.inject_button = W.Button(description="Inject", icon="bolt", layout=W.Layout(width="90px"))
+    self.inject_button.on_click(lambda _: self.inject(self.fault.value, self.fault_worker.value))
+    self.episode_button = W.Button(
+        description="Record episode", icon="film", layout=W.Layout(width="150px")
+    )
+    self.episode_button.on_click(lambda _: self.record_episode())
+    self.controls = [
+        *self.sliders.values(),
+        self.stop_button,
+        self.fault,
+        self.fault_worker,
+        self.inject_button,
+        self.episode_button,
+    ]
+
+# %% ../../nbs/ui/02_dashboard.ipynb 11
+@patch
+def _make_page(self: Dashboard) -> None:
+    "The Run page (status lines, controls, episode, figures) and the Plan page, as tabs."
+    wrap = W.Layout(display="flex", flex_flow="row wrap", align_items="center")
+    parts = [self.status, self.criteria, self.message]
+    if self.job is not None:
+        parts += [
+            W.Box(list(self.sliders.values()), layout=wrap),
+            W.HBox(
+                [
+                    self.stop_button,
+                    self.fault,
+                    self.fault_worker,
+                    self.inject_button,
+                    self.episode_button,
+                ]
+            ),
+        ]
+    self.plots = W.Box([], layout=wrap)
+    parts += [W.VBox([self.episode, self.episode_caption]), self.plots]
+    self.page = W.VBox(parts, layout=W.Layout(width="100%"))
+    self.plan_page = PlanPage(self.config)  # the config at cluster scale (`ui/01_plan_page`)
+    self.widget = W.Tab([self.page, self.plan_page.widget], titles=("Run", "Plan"))
+
+
+# -- display -------------------------------------------------------------------------------
+@patch
+def _repr_mimebundle_(self: Dashboard, **kwargs):
+    "A cell ending in `dash` shows the widget (in a kernel with a frontend; as text elsewhere)."
+    return self.widget._repr_mimebundle_(**kwargs)
+
+
+@patch
+def show(self: Dashboard) -> None:
+    "Display the dashboard from anywhere in a cell."
+    from IPython.display import display
+
+    display(self.widget)
+
+
+@patch
+def __repr__(self: Dashboard):
+    what = repr(self.job) if self.job is not None else str(self.run_dir)
+    return f"Dashboard({what}, rows={len(self.rows)})"
+
+# %% ../../nbs/ui/02_dashboard.ipynb 13
 def _same(a, b) -> bool:
     try:
         return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
@@ -256,7 +288,7 @@ def _on_slider(self: Dashboard, name: str):
 
     return handler
 
-# %% ../../nbs/ui/02_dashboard.ipynb 8
+# %% ../../nbs/ui/02_dashboard.ipynb 14
 @patch
 def _snap(self: Dashboard, name: str) -> None:
     s = self.sliders.get(name)
@@ -278,7 +310,7 @@ def _sync_knobs(self: Dashboard) -> None:
         if not _same(s.value, now):
             _show(s, now)
 
-# %% ../../nbs/ui/02_dashboard.ipynb 10
+# %% ../../nbs/ui/02_dashboard.ipynb 16
 @patch
 def stop(self: Dashboard) -> None:
     """Stop the job (the Stop button): returns at once; the job stops in the background and the
@@ -309,7 +341,7 @@ def _say(self: Dashboard, text: str, error: bool = False) -> None:
         color = "crimson" if error else "#555"
         self.message.value = f"<span style='color:{color}'>{html.escape(text)}</span>"
 
-# %% ../../nbs/ui/02_dashboard.ipynb 12
+# %% ../../nbs/ui/02_dashboard.ipynb 18
 @patch
 def _fetch(self: Dashboard) -> None:
     "Append the job's rows not seen yet."
@@ -372,7 +404,7 @@ def _lag_hist(self: Dashboard) -> tuple:
     self._lag_counted = len(self.rows)
     return share(self._lag_sum), share(counts(self.rows[-self.recent_rows :]))
 
-# %% ../../nbs/ui/02_dashboard.ipynb 13
+# %% ../../nbs/ui/02_dashboard.ipynb 19
 @patch
 def _draw(self: Dashboard) -> None:
     """Put the rows into the panels that have data: a new panel gets its FigureWidget, a changed set
@@ -403,7 +435,7 @@ def _draw(self: Dashboard) -> None:
     if list(self.plots.children) != shown:
         self.plots.children = shown
 
-# %% ../../nbs/ui/02_dashboard.ipynb 15
+# %% ../../nbs/ui/02_dashboard.ipynb 21
 HEAL_TRIES = 3  # new figures per panel at most
 
 
@@ -428,7 +460,7 @@ def _heal(self: Dashboard) -> None:
         self.plots.children = [self.figures[p.name] for p in PANELS if p.name in self.figures]
         fig.close()
 
-# %% ../../nbs/ui/02_dashboard.ipynb 17
+# %% ../../nbs/ui/02_dashboard.ipynb 23
 @patch
 def _show_episode(self: Dashboard) -> None:
     "Show the run's newest episode (episode.json / episode.gif) if it is not shown yet."
@@ -476,7 +508,7 @@ def record_episode(self: Dashboard, wait: bool = False) -> Optional[threading.Th
         self._recording.join()
     return self._recording
 
-# %% ../../nbs/ui/02_dashboard.ipynb 19
+# %% ../../nbs/ui/02_dashboard.ipynb 25
 def _fmt(v, spec: str = ",.0f") -> str:
     try:
         return "–" if v is None or not math.isfinite(float(v)) else format(float(v), spec)
@@ -501,7 +533,7 @@ def _status(self: Dashboard) -> None:
     self.status.value = " · ".join(parts)
     self.criteria.value = criteria_strip(self.config.criteria, last)
 
-# %% ../../nbs/ui/02_dashboard.ipynb 21
+# %% ../../nbs/ui/02_dashboard.ipynb 27
 def criteria_strip(criteria, row: dict) -> str:
     """HTML: one chip per criterion set in `criteria`, judged on `row` (red when broken, with the
     rows broken so far)."""
@@ -518,7 +550,7 @@ def criteria_strip(criteria, row: dict) -> str:
         )
     return " &nbsp; ".join(chips)
 
-# %% ../../nbs/ui/02_dashboard.ipynb 24
+# %% ../../nbs/ui/02_dashboard.ipynb 30
 @patch
 def _poll(self: Dashboard) -> None:
     """Refresh every `refresh_s` until the job ends (then once more) or the dashboard is closed.
