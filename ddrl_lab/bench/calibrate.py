@@ -255,7 +255,7 @@ def replay_costs(cfg: Config, rt, segments: list, repeats: int) -> dict:
     """Replay shards and a learner spawned on runtime `rt` as the replay loop spawns them, the
     segments in; then the learner's call as the loop makes it, timed from here: the shards' draws,
     the update on them, the priorities back, the new weights; for one and for two workers' worth of
-    gradient steps (`updates_per_segment` and twice that): a line through the two medians
+    gradient steps (`updates_per_segment` and twice that, in turn): a line through the two medians
     (`update_fixed_s`, `step_s`). And one shard's insert and draw of a step, timed in this process."""
     S, per_step = cfg.replay.shards, replay_items(cfg, cfg.algo.batch_size)
     shares = [1.0 / S] * S if cfg.replay.kind == "prioritized" else None
@@ -283,10 +283,15 @@ def replay_costs(cfg: Config, rt, segments: list, repeats: int) -> dict:
             rt.get(rt.call(learner, "get_weights"))
 
         k = max(1, round(cfg.algo.updates_per_segment))
-        call(k)
-        one = _median_s(lambda: call(k), repeats)
-        busy = statistics.median(computing[-repeats:]) / one
-        two = _median_s(lambda: call(2 * k), repeats)
+        call(k)  # (untimed: the first call warms up)
+        ones, twos, computed = [], [], []
+        # one and two workers' worth in turn: a drift in the machine's speed moves both alike
+        for _ in range(repeats):
+            ones.append(_median_s(lambda: call(k), 1))
+            computed.append(computing[-1])
+            twos.append(_median_s(lambda: call(2 * k), 1))
+        one, two = statistics.median(ones), statistics.median(twos)
+        busy = statistics.median(computed) / one
     step_s = max((two - one) / k, 0.0)
     return dict(
         busy_share=min(busy, 1.0),
