@@ -364,6 +364,13 @@ def spawn(
         opts["num_gpus"] = num_gpus
     if spread:
         opts["scheduling_strategy"] = "SPREAD"
+    group = self.ray.util.get_current_placement_group()
+    if group is not None:  # spawned from inside a placement group (a study's trial): stay in it
+        opts["scheduling_strategy"] = (
+            self.ray.util.scheduling_strategies.PlacementGroupSchedulingStrategy(
+                group, placement_group_capture_child_tasks=True
+            )
+        )
     actor = self.ray.remote(cls).options(**opts).remote(*args, **kwargs)
     self.actors.append(actor)
     return actor
@@ -372,9 +379,7 @@ def spawn(
 @patch
 def call(self: RayRuntime, actor, method: str, *args, num_returns: int = 1, **kwargs):
     m = getattr(actor, method)
-    return (m.options(num_returns=num_returns) if num_returns != 1 else m).remote(
-        *args, **kwargs
-    )
+    return (m.options(num_returns=num_returns) if num_returns != 1 else m).remote(*args, **kwargs)
 
 
 @patch
@@ -410,7 +415,7 @@ def crash(self: RayRuntime, actor) -> None:
     "Fault drill: kill the actor's process; Ray restarts a restartable one."
     self.ray.kill(actor, no_restart=False)
 
-
+# %% ../nbs/runtime.ipynb 16
 @patch
 def kill(self: RayRuntime, actor) -> None:
     if actor in self.actors:
@@ -420,7 +425,7 @@ def kill(self: RayRuntime, actor) -> None:
     except Exception:
         pass  # already gone
 
-# %% ../nbs/runtime.ipynb 16
+# %% ../nbs/runtime.ipynb 17
 @patch
 def shutdown(self: RayRuntime) -> None:
     for a in list(self.actors):

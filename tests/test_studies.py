@@ -112,3 +112,36 @@ def test_staleness_study(tmp_path):
 def test_staleness_study_rejects_a_bad_fallback(tmp_path):
     rejects("staleness", tmp_path, "sync.fallback = 'offpolicy': expected one of", fallbacks=["offpolicy"],
             runtime="serial")
+
+
+@pytest.mark.slow
+def test_a_study_runs_its_grid_over_seeds_within_the_machines_cpus(tmp_path, capsys):
+    """`ddrl-lab study` (#65): 3 cells x 3 seeds = 9 Ray Tune trials, each a job with its own run directory, never
+    more at once than the cluster's CPUs hold (a trial asks for its driver's CPU and its actors'); per cell the IQM,
+    mean and 95 % interval of time to the target and of the final return."""
+    import math
+    import os
+    from datetime import datetime
+
+    from ddrl_lab import load_config
+    from ddrl_lab.cli import main
+    from ddrl_lab.studies.tune import trial_bundles
+
+    code = main(["study", "cartpole-ppo", "--grid", "sync.local_steps=8,16,32", "--seeds", "3",
+                 "--set", "run.total_env_steps=12000", "--set", "run.record_episode=0", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    for v in (8, 16, 32):
+        assert f"sync.local_steps={v}: 3 seeds" in out, out
+    assert out.count("final return:       IQM") == 3 and "time to target (s):" in out, out
+    metas = [json.loads(p.read_text()) for p in tmp_path.glob("study-*/runs/*/*/meta.json")]
+    assert len(metas) == 9 and {m["status"] for m in metas} == {"finished"}, [m["status"] for m in metas]
+    # at most as many trials at once as the local cluster's CPUs hold (it holds one trial at least)
+    per_trial = len(trial_bundles(load_config("cartpole-ppo")))
+    allowed = max(per_trial, os.cpu_count()) // per_trial
+    spans = [(datetime.fromisoformat(m["start"]), datetime.fromisoformat(m["end"])) for m in metas]
+    most = max(sum(1 for a, b in spans if a <= t < b) for t, _ in spans)
+    assert 1 <= most <= allowed, (most, allowed, per_trial)
+    record = json.loads(next(tmp_path.glob("study-*/study.json")).read_text())
+    assert [c["cell"] for c in record["cells"]] == [{"sync.local_steps": v} for v in ("8", "16", "32")]
+    assert math.isfinite(record["cells"][0]["final_return"]["iqm"])

@@ -10,24 +10,16 @@ from typing import Callable, Optional
 
 from .harness import Recorder, _cfg, ensure_ray, run_job_for, shutdown_ray
 from ..config.schema import ConfigError
+from ..runlog.metrics import first_at
 from ..ondevice.actor_critic import OnDeviceIMPALA, OnDevicePPO
 from ..ondevice.dqn import OnDeviceDQN
 from ..run.job import Job
 
 # %% auto 0
-__all__ = ['SOLVERS', 'COLOCATED', 'DRIVER_LOOPS', 'SYNC_MODES', 'first_at', 'solve_job', 'ondevice_solve', 'record_solve',
-           'bench_solve', 'bench_driver', 'bench_sync']
+__all__ = ['SOLVERS', 'COLOCATED', 'DRIVER_LOOPS', 'SYNC_MODES', 'solve_job', 'ondevice_solve', 'record_solve', 'bench_solve',
+           'bench_driver', 'bench_sync']
 
 # %% ../../nbs/bench/02_learning.ipynb 5
-def first_at(df, target: float) -> Optional[tuple[float, int]]:
-    """(time_s, env_steps) of the first metrics row whose `episode_return_mean` reaches `target`, or
-    None."""
-    if not len(df) or "episode_return_mean" not in df:
-        return None
-    hit = df[df["episode_return_mean"] >= target]
-    return None if hit.empty else (float(hit["time_s"].iloc[0]), int(hit["env_steps"].iloc[0]))
-
-
 def solve_job(
     preset: str, overrides: dict, cap_s: float, target: float = 475.0
 ) -> Optional[tuple[float, int]]:
@@ -48,7 +40,7 @@ def solve_job(
             raise RuntimeError(f"{preset} failed: {job.error!r}")
         return first_at(job.metrics(), target)
 
-# %% ../../nbs/bench/02_learning.ipynb 8
+# %% ../../nbs/bench/02_learning.ipynb 7
 SOLVERS = {"PPO": "cartpole-ppo", "DQN": "cartpole-dqn", "IMPALA": "cartpole-impala"}
 
 
@@ -101,7 +93,7 @@ def record_solve(
         rec.figures[f"{label}: time to {target:.0f}"]["error"] = err
         rec.say(f"  {label} failed: {err}")
 
-# %% ../../nbs/bench/02_learning.ipynb 9
+# %% ../../nbs/bench/02_learning.ipynb 8
 def bench_solve(rec: Recorder) -> None:
     "Time and env steps to CartPole 475, per learner and topology."
     cap = 60.0 if rec.quick else 200.0
@@ -167,7 +159,7 @@ def bench_solve(rec: Recorder) -> None:
             f"{label} co-located: time to 475",
         )
 
-# %% ../../nbs/bench/02_learning.ipynb 12
+# %% ../../nbs/bench/02_learning.ipynb 11
 DRIVER_LOOPS = {"barrier": {"sync.mode": "sync"}, "channel": {"sync.mode": "async"}}
 
 
@@ -208,7 +200,7 @@ def bench_driver(rec: Recorder) -> None:
             )
     shutdown_ray()
 
-# %% ../../nbs/bench/02_learning.ipynb 14
+# %% ../../nbs/bench/02_learning.ipynb 13
 SYNC_MODES = ("sync", "async", "soft")
 
 

@@ -19,7 +19,7 @@ from fastcore.basics import patch
 
 # %% auto 0
 __all__ = ['ROW_KEYS', 'RATE_MIN_S', 'TIMERS', 'LAG_BINS', 'RowBuilder', 'clock_keys', 'finite_or_none', 'json_safe',
-           'MetricsLog', 'read_jsonl', 'read_metrics', 'TensorBoardLog', 'summarize']
+           'MetricsLog', 'read_jsonl', 'read_metrics', 'TensorBoardLog', 'summarize', 'first_at']
 
 # %% ../../nbs/runlog/00_metrics.ipynb 4
 ROW_KEYS = (
@@ -98,7 +98,9 @@ class RowBuilder:
 
 # %% ../../nbs/runlog/00_metrics.ipynb 7
 @patch
-def restore(self: RowBuilder, state: Optional[dict] = None, last_row: Optional[dict] = None) -> None:
+def restore(
+    self: RowBuilder, state: Optional[dict] = None, last_row: Optional[dict] = None
+) -> None:
     """Go on after a resume: from a checkpoint's `state`, else (an older checkpoint) from the
     last row written,
     and the clock from that row's `time_s`."""
@@ -362,3 +364,12 @@ def summarize(df: pd.DataFrame) -> dict:
         learner_updates=int(last.learner_updates),
         rejected_segments=int(last.rejected_segments),
     )
+
+# %% ../../nbs/runlog/00_metrics.ipynb 29
+def first_at(df, target: float) -> Optional[tuple[float, int]]:
+    """(time_s, env_steps) of the first metrics row whose `episode_return_mean` reaches `target`, or
+    None."""
+    if not len(df) or "episode_return_mean" not in df:
+        return None
+    hit = df[df["episode_return_mean"] >= target]
+    return None if hit.empty else (float(hit["time_s"].iloc[0]), int(hit["env_steps"].iloc[0]))
