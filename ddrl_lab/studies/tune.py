@@ -98,7 +98,7 @@ def plan_study(preset: str, grid, seeds: int = 3, overrides: Optional[dict] = No
 def trial_bundles(cfg: Config) -> list:
     "The placement group bundles of a trial running a job of `cfg`: its driver's CPU and its actors'."
     actors = 0 if cfg.run.runtime != "ray" else math.ceil(cpus_needed(cfg))
-    return [{"CPU": 1.0}] * (1 + actors)
+    return [{"CPU": 1.0} for _ in range(1 + actors)]
 
 # %% ../../nbs/studies/03_tune.ipynb 15
 def _scalars(row: dict) -> dict:
@@ -181,8 +181,9 @@ def cell_rows(plan: StudyPlan, study_dir: Path) -> list:
         finals, times, steps, dirs = [], [], [], []
         for seed in range(plan.seeds):
             found = sorted((study_dir / "runs" / f"cell{i}-seed{seed}").glob("*/metrics.jsonl"))
-            df = RunFiles(found[-1].parent).rows() if found else pd.DataFrame()
-            dirs.append(str(found[-1].parent) if found else None)
+            run_dir = found[-1].parent if found else None
+            df = RunFiles(run_dir).rows() if run_dir else pd.DataFrame()
+            dirs.append(str(run_dir) if run_dir else None)
             last = df["episode_return_mean"].dropna() if "episode_return_mean" in df else []
             finals.append(float(last.iloc[-1]) if len(last) else None)
             hit = first_at(df, cfg.run.target_return) if cfg.run.target_return is not None else None
