@@ -66,14 +66,14 @@ def test_quickstart_has_a_parameters_cell():
 # The notebooks whose tests run whole jobs for seconds to tens of seconds (`nbdev_test --timing` here, 2026-12-06: the
 # plan page's calibrations 88 s, the doctor's diagnosed runs 38 s, ondevice/00_actor_critic 30 s, run/02_job 29 s, runtime 22 s,
 # learners/02_algorithms 19 s, loops/03_barrier and ondevice/01_dqn 16 s, loops/08_device 13 s, loops/06_central 12 s,
-# analysis/01_episodes, loops/05_replay, ui/02_dashboard 10 s, bench/00_harness 9 s; studies/03_tune (a Ray Tune study
+# analysis/01_episodes, loops/05_replay, ui/02_dashboard 10 s, bench/00_harness 9 s; studies/04_tune (a Ray Tune study
 # of four trials, 2026-12-07) 40 s; every other notebook 10 s or less, most
 # under 5 s): the slow tier runs them.
 HEAVY_NOTEBOOKS = {"learners/02_algorithms.ipynb", "ondevice/00_actor_critic.ipynb", "ondevice/01_dqn.ipynb",
                    "analysis/01_episodes.ipynb", "runtime.ipynb", "loops/03_barrier.ipynb", "loops/05_replay.ipynb",
                    "loops/06_central.ipynb", "loops/08_device.ipynb", "run/02_job.ipynb", "ui/02_dashboard.ipynb",
                    "ui/01_plan_page.ipynb", "bench/00_harness.ipynb", "analysis/02_doctor.ipynb",
-                   "studies/03_tune.ipynb"}
+                   "studies/04_tune.ipynb"}
 
 
 def _run_notebooks(names: list) -> None:

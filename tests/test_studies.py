@@ -145,3 +145,37 @@ def test_a_study_runs_its_grid_over_seeds_within_the_machines_cpus(tmp_path, cap
     record = json.loads(next(tmp_path.glob("study-*/study.json")).read_text())
     assert [c["cell"] for c in record["cells"]] == [{"sync.local_steps": v} for v in ("8", "16", "32")]
     assert math.isfinite(record["cells"][0]["final_return"]["iqm"])
+
+
+@pytest.mark.slow
+def test_a_population_exploits_through_checkpoints_and_names_its_lineage(tmp_path):
+    """PBT (#65): four members of PPO on CartPole perturb the learning rate, a live knob; at least one member copies
+    another; the child's learner started from exactly the parent's checkpoint (the file it restored from has the
+    bytes of the parent's own checkpoint at that version, and its versions go on from there), it then ran with the
+    explored learning rate, and the lineage table and study.json name the exploit."""
+    import hashlib
+    from pathlib import Path
+
+    from ddrl_lab.runlog.metrics import read_jsonl
+    from ddrl_lab.studies.tune import study
+
+    r = study("cartpole-ppo", None, seeds=4, scheduler="pbt", mutations={"algo.lr": [1e-4, 3e-4, 1e-3, 3e-3]},
+              interval=2048, out=tmp_path,
+              overrides={"run.runtime": "serial", "run.total_env_steps": 10_000, "run.checkpoint_every": 2,
+                         "run.record_episode": 0})
+    lin = r.lineage
+    assert len(lin) >= 1, r.text()
+    assert (lin["child"] != lin["parent"]).all(), lin
+    for e in lin.itertuples():
+        (child_dir,) = (tmp_path / r.dir.name / "runs" / e.child).glob(f"*-from-{e.parent}-v{e.version}")
+        meta = json.loads((child_dir / "meta.json").read_text())
+        ckpt = f"learner-v{e.version:06d}.pt"
+        assert meta["restored_from"] == ckpt, meta.get("restored_from")
+        parent_run = Path(meta["lineage"][-1]["run_dir"])
+        assert hashlib.sha256((parent_run / "checkpoints" / ckpt).read_bytes()).hexdigest() == e.sha256
+        rows = [x for x in read_jsonl(child_dir / "metrics.jsonl") if x["policy_version"] > e.version]
+        assert rows, "the child trained on after the exploit"
+        assert rows[-1]["knob_lr"] == e.knobs_after["lr"], (rows[-1]["knob_lr"], e.knobs_after)
+    record = json.loads((r.dir / "study.json").read_text())
+    assert len(record["lineage"]) == len(lin) and len(record["members"]) == 4
+    assert f"{len(lin)} exploits" in r.text()

@@ -33,7 +33,14 @@ from .views import JobViews
 from ..runlog.call_times import CallTimes
 from ..runlog.criteria import CriteriaCheck
 from ..runlog.metrics import MetricsLog, RowBuilder, TensorBoardLog, read_metrics
-from ..runlog.run_dir import DiskGuard, RunFiles, new_run_dir, run_meta, utc_now, write_json_atomic
+from ddrl_lab.runlog.run_dir import (
+    DiskGuard,
+    RunFiles,
+    new_run_dir,
+    run_meta,
+    utc_now,
+    write_json_atomic,
+)
 from ..runlog.usage import UsageProbe
 from ..runtime import ActorDied, env_modules, make_runtime
 
@@ -107,7 +114,10 @@ def resume(cls: Job, run_dir, force: bool = False) -> "Job":
     meta = files.resumable()
     job = cls(run_dir / "config.yaml", name=meta.get("name"))
     files.check_hash(job.hash, force)
-    job._resume = dict(dir=run_dir, meta=meta, force=force, driver=files.driver_state())
+    saved = files.saved_state("driver", "knobs")
+    job._resume = dict(dir=run_dir, meta=meta, force=force, driver=saved.get("driver"))
+    # the learner goes on with the knob values it was saved with (live changes included)
+    job.knobs.update({k: v for k, v in saved.get("knobs", {}).items() if k in job.knobs})
     return job
 
 
@@ -238,6 +248,9 @@ def trained(self: Job, info: dict, final: bool = False) -> bool:
         self.meta.setdefault("learner_restores", []).append(info["restored_from"])
         knobs = {k: v for k, v in self.knobs.items() if k in self.learner_cls.KNOBS}
         self.runtime.get(self.runtime.call(self.learner, "set_knobs", **knobs))
+    # the checkpoint a resumed (or continued) run's learner started from
+    if self._learner_incarnation is None and info.get("restored_from"):
+        self.meta["restored_from"] = info["restored_from"]
     self._learner_incarnation = info["incarnation"]
     self.ledger.trained(info)
     if "update_s" in info:

@@ -50,7 +50,6 @@ def reason_kind(reason) -> str:
     are both 'reward NaN'."""
     return str(reason).split(":")[0].split(" at step")[0]
 
-
 # %% ../../nbs/runlog/01_run_dir.ipynb 10
 def newest_checkpoint(checkpoint_dir) -> Optional[Path]:
     """The newest `learner-v*.pt` of a run's checkpoint folder (versions are zero-padded, so names
@@ -73,7 +72,11 @@ class RunFiles:
 
     def rows(self) -> pd.DataFrame:
         "metrics.jsonl as a DataFrame (empty without one)."
-        return read_metrics(self.path / "metrics.jsonl") if self.has("metrics.jsonl") else pd.DataFrame()
+        return (
+            read_metrics(self.path / "metrics.jsonl")
+            if self.has("metrics.jsonl")
+            else pd.DataFrame()
+        )
 
     def meta(self) -> dict:
         "meta.json ({} without one)."
@@ -103,20 +106,15 @@ class RunFiles:
         "meta.json of a stopped run that can go on; a `ConfigError` says why one cannot."
         for f in ("config.yaml", "meta.json"):
             if not self.has(f):
-                raise ConfigError([f"{str(self.path)!r} is not a ddrl_lab run directory: {f} is missing."])
+                raise ConfigError(
+                    [f"{str(self.path)!r} is not a ddrl_lab run directory: {f} is missing."]
+                )
         meta = self.meta()
         if meta.get("status") == "finished":
-            raise ConfigError([f"{str(self.path)!r} finished ({meta.get('end')}): there is nothing to resume."])
+            raise ConfigError(
+                [f"{str(self.path)!r} finished ({meta.get('end')}): there is nothing to resume."]
+            )
         return meta
-
-    def driver_state(self) -> Optional[dict]:
-        "The loop's state in the newest checkpoint (what a resumed run goes on from), or None."
-        newest = self.newest_checkpoint()
-        if newest is None:
-            return None
-        import torch  # (torch only where a checkpoint is read)
-
-        return torch.load(newest, map_location="cpu", weights_only=True).get("driver")
 
     def write_checkpoint(self, state: dict, guard=None) -> Path:
         "`state` (a learner's, with `version`) as `checkpoints/learner-vNNNNNN.pt`, whole or not at all."
@@ -128,10 +126,25 @@ class RunFiles:
 
 # %% ../../nbs/runlog/01_run_dir.ipynb 11
 @patch
+def saved_state(self: RunFiles, *keys: str) -> dict:
+    """Entries `keys` of the newest checkpoint (what a resumed run goes on from: the loop's state
+    `driver`, the learner's live `knobs`, ...); {} without a checkpoint."""
+    newest = self.newest_checkpoint()
+    if newest is None:
+        return {}
+    import torch  # (torch only where a checkpoint is read)
+
+    sd = torch.load(newest, map_location="cpu", weights_only=True)
+    return {k: sd[k] for k in keys if k in sd}
+
+
+@patch
 def write_rejections(self: RunFiles, records: list) -> None:
     "The rejected segments' records as `rejections.jsonl` (nothing when there are none)."
     if records:
-        (self.path / "rejections.jsonl").write_text("".join(json.dumps(json_safe(r)) + "\n" for r in records))
+        (self.path / "rejections.jsonl").write_text(
+            "".join(json.dumps(json_safe(r)) + "\n" for r in records)
+        )
 
 
 @patch
