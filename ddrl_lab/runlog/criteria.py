@@ -94,7 +94,7 @@ def violated(name: str, value: Optional[float], bound: float) -> bool:
         return False
     return value < bound if CRITERIA[name][1] == "min" else value > bound
 
-
+# %% ../../nbs/runlog/02_criteria.ipynb 10
 class CriteriaCheck:
     """Judges each metrics row against the `criteria` section: adds the row's figures
     (`version_lag_p95`, and with a
