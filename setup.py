@@ -10,6 +10,7 @@ cfg = cfg["DEFAULT"]
 requirements = shlex.split(cfg.get("requirements", ""))
 dev_requirements = shlex.split(cfg.get("dev_requirements", ""))
 bench_requirements = shlex.split(cfg.get("bench_requirements", ""))
+gpu_requirements = shlex.split(cfg.get("gpu_requirements", ""))
 
 setuptools.setup(
     name=cfg["lib_name"],
@@ -24,7 +25,8 @@ setuptools.setup(
     package_data={"ddrl_lab": ["configs/*.yaml"]},
     include_package_data=True,
     install_requires=requirements,
-    extras_require={"dev": dev_requirements, "test": dev_requirements, "bench": bench_requirements},
+    extras_require={"dev": dev_requirements, "test": dev_requirements, "bench": bench_requirements,
+                    "gpu": gpu_requirements},
     entry_points={"console_scripts": cfg.get("console_scripts", "").split()},
     zip_safe=False,
 )

@@ -52,3 +52,21 @@ def test_a_criterion_the_job_cannot_meet_shows_in_rows_prometheus_and_dashboard(
         finally:
             dash.close(); job.stop()
     assert "Success criteria" in (job.run_dir / "report.html").read_text()
+
+
+def test_a_criterion_no_row_measures_is_unmeasured_not_met(tmp_path):
+    """criteria.min_gpu_utilization on a run whose learner runs on the CPU (topology.device auto, no CUDA here): no row
+    has gpu_utilization, so the criterion breaks no row, and the run says it was never judged: a warning in meta.json
+    and run.log, and a failing doctor check that says "unmeasured" (before, the doctor passed it: a missing figure
+    broke nothing)."""
+    import pytest, torch
+    if torch.cuda.is_available(): pytest.skip("a CUDA learner measures gpu_utilization")
+    job = Job("cartpole-ppo", {"run.runtime": "serial", "run.total_env_steps": 2048, "run.target_return": None,
+                               "run.out": str(tmp_path), "criteria.min_gpu_utilization": 50}).start().wait()
+    df = job.metrics()
+    assert job.status == "finished" and "gpu_utilization" not in df.columns and (df.violations_min_gpu_utilization == 0).all()
+    said = [w for w in job.meta.get("warnings", []) if "criteria.min_gpu_utilization" in w]
+    assert len(said) == 1 and "unmeasured" in said[0] and "nvidia-ml-py" in said[0], job.meta.get("warnings")
+    assert "unmeasured" in (job.run_dir / "run.log").read_text()
+    check, = [c for s in job.diagnose().stages for c in s.checks if c.name == "criteria.min_gpu_utilization"]
+    assert not check.ok and "unmeasured" in check.figures, check

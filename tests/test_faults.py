@@ -35,7 +35,8 @@ def test_killed_worker_restarts_and_throughput_recovers(tmp_path, ray_cluster):
 @pytest.mark.parametrize("fault,kw", [("kill_learner", {}), ("slow_worker", dict(worker=1, seconds=0.02)),
                                       ("delay", dict(seconds=0.02)), ("disk_full", dict(seconds=3.0))])
 def test_drill_during_a_ray_run(fault, kw, tmp_path, ray_cluster):
-    "Each drill mid-run: the run still solves CartPole, nothing written is lost, the books balance."
+    """Each drill mid-run fires (a restored learner, the seconds a delay drill slept in the rows, failed writes) and the
+    run still solves CartPole, nothing written is lost, the books balance."""
     job = Job("cartpole-ppo", {"run.total_env_steps": 300_000, "run.checkpoint_every": 10, "run.log_interval_s": 0.2,
                                "run.out": str(tmp_path)}).start()
     deadline = time.monotonic() + 90
@@ -57,6 +58,11 @@ def test_drill_during_a_ray_run(fault, kw, tmp_path, ray_cluster):
         assert restored.startswith("learner-v") and (job.run_dir / "checkpoints" / restored).exists()
     if fault == "disk_full":
         assert b["checkpoint_failures"] + job.log.write_failures >= 1
+    if fault in ("slow_worker", "delay"):           # the drill fired: the seconds it slept are in the rows
+        slept = df.drill_delay_s.iloc[-1]
+        # at most one sleep per segment worker 1 made (slow_worker) or per learner update (delay), and at least one
+        sleeps = job.produced_by_worker[1] if fault == "slow_worker" else df.learner_updates.iloc[-1]
+        assert kw["seconds"] <= slept <= kw["seconds"] * sleeps + 1e-6, (fault, slept, sleeps)
 
 
 @pytest.mark.slow

@@ -120,10 +120,10 @@ def test_notebook_learning_cells_run(name):
 
 
 def _declared() -> set:
-    "Distribution names in settings.ini's requirements, dev_requirements and bench_requirements (normalized)."
+    "Distribution names in settings.ini's requirements, dev_requirements, bench_requirements and gpu_requirements (normalized)."
     import configparser, re
     cfg = configparser.ConfigParser(delimiters=["="]); cfg.read(ROOT / "settings.ini")
-    reqs = " ".join(cfg["DEFAULT"].get(k, "") for k in ("requirements", "dev_requirements", "bench_requirements")).split()
+    reqs = " ".join(cfg["DEFAULT"].get(k, "") for k in ("requirements", "dev_requirements", "bench_requirements", "gpu_requirements")).split()
     return {re.sub(r"[-_.]+", "-", re.split(r"[<>=!~\[ ;]", r)[0]).lower() for r in reqs}
 
 

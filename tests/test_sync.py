@@ -108,7 +108,10 @@ def test_each_mode_learns_cartpole_with_two_workers_and_two_learners(mode, tmp_p
     assert job.status == "finished" and df.episode_return_mean.iloc[-1] >= 475, (mode, df.episode_return_mean.max(), df.env_steps.iloc[-1])
     assert b["produced"] == b["trained"] + b["rejected"] + b["dropped_stale"] + b["dropped_stop"] + b["lost_with_learner"], dict(b)
     assert {"sync_rtt_ms", "grad_lag_mean", "lag_hist_0"} <= set(df.columns)
-    if mode == "sync-allreduce": assert df.barrier_wait_ms.notna().any()
+    if mode == "async-ps":      # every version is one gradient of one segment (2 workers, 2 learners), pushed to the server
+        assert b["gradients_pushed"] >= df.policy_version.iloc[-1] > 0 and b["trained"] <= b["gradients_pushed"], dict(b)
+    else:                       # soft: no gradient pushed; every version averages rounds of local_steps=4 segments each
+        assert b["gradients_pushed"] == 0 and b["trained"] >= 4 * df.policy_version.iloc[-1] > 0, dict(b)
 
 
 @pytest.mark.slow
@@ -138,7 +141,7 @@ def test_a_learner_group_that_loses_a_member_is_rebuilt_and_still_reaches_its_ta
     job.inject("kill_learner", worker=1)
     job.wait()
     df, b, meta = job.metrics(), job.books, json.loads((job.run_dir / "meta.json").read_text())
-    assert job.status == "finished" and df.episode_return_mean.iloc[-1] >= 475, (mode, df.episode_return_mean.max(), dict(b))
+    assert job.status == "finished" and df.episode_return_mean.iloc[-1] >= 475, (df.episode_return_mean.max(), dict(b))
     assert b["learner_group_rebuilds"] == 1 and df.learner_group_rebuilds.iloc[-1] == 1, dict(b)
     rebuild = meta["learner_group_rebuilds"][0]
     assert rebuild["restored_from"] is not None and rebuild["version_floor"] > 0, rebuild
@@ -146,7 +149,6 @@ def test_a_learner_group_that_loses_a_member_is_rebuilt_and_still_reaches_its_ta
     assert b["lost_with_learner"] > 0
     assert b["produced"] == b["trained"] + b["rejected"] + b["dropped_stale"] + b["dropped_stop"] + b["lost_with_learner"], dict(b)
     assert {"sync_rtt_ms", "grad_lag_mean", "lag_hist_0"} <= set(df.columns)       # (what the mode's learning test asked)
-    if mode == "sync-allreduce": assert df.barrier_wait_ms.notna().any()
 
 
 @pytest.mark.parametrize("collective", ["allgather", "hierarchical"])

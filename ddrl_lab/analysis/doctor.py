@@ -16,7 +16,7 @@ import pandas as pd
 from ..config.load import load_config
 from ..config.schema import Config, ConfigError
 from .diagnosis import Check, Diagnosis, Stage
-from ..runlog.criteria import CRITERIA, LAG_COLS, lag_quantile, violated
+from ..runlog.criteria import CRITERIA, LAG_COLS, lag_quantile, unmeasured, violated
 from ..runlog.metrics import LAG_BINS, finite_or_none as _num, read_metrics
 from ..runlog.run_dir import RunFiles, reason_kind
 from ..runlog.usage import LEAK_MB_PER_HOUR, memory_growth
@@ -44,6 +44,21 @@ def _last(df: pd.DataFrame, key: str, default=None):
 
 def _pct(x: float) -> str:
     return f"{100 * x:.0f}%"
+
+
+def _lengths(df: pd.DataFrame, steps: int, episodes: int) -> str:
+    """The episodes' own lengths from the rows: their mean (each row's mean weighted by the
+    episodes that ended in it), the shortest and the longest. Rows without them (a loop that
+    does not report them): env steps per episode, which also counts episodes still running."""
+    mean = _series(df, "episode_length_mean")
+    if not len(mean):
+        return f"about {steps / episodes:.0f} env steps per episode (the rows carry no lengths)"
+    ended = pd.to_numeric(df["episodes"], errors="coerce").ffill().fillna(0)
+    weights = ended.diff().fillna(ended).loc[mean.index].clip(lower=0)
+    avg = (mean * weights).sum() / weights.sum() if weights.sum() > 0 else mean.mean()
+    shortest = _series(df, "episode_length_min").min()
+    longest = _series(df, "episode_length_max").max()
+    return f"their own lengths: mean {avg:.0f}, shortest {shortest:.0f}, longest {longest:.0f}"
 
 
 def _reasons(rejections: list) -> str:
@@ -91,20 +106,10 @@ def check_data(df: pd.DataFrame, cfg: Config, meta: dict, rejections: list) -> S
     cap = cfg.env.max_episode_steps or 10_000
     envs = cfg.env.num_envs * max(cfg.topology.num_workers, 1)
     if episodes:
-        d = df[["env_steps", "episodes"]].dropna().diff().dropna()
-        # env steps per finished episode, row by row
-        lens = (d.env_steps / d.episodes)[d.episodes > 0]
-        spread = (
-            f" (rows: p5 {lens.quantile(0.05):.0f}, median {lens.median():.0f}, p95 "
-            f"{lens.quantile(0.95):.0f})"
-            if len(lens)
-            else ""
-        )
         s.checks.append(
             Check(
                 "episode lengths",
-                f"{episodes} episodes in {steps} env steps: "
-                f"{steps / episodes:.0f} steps each{spread}",
+                f"{episodes} episodes in {steps} env steps; {_lengths(df, steps, episodes)}",
             )
         )
     else:
@@ -136,7 +141,15 @@ def _criterion_check(df: pd.DataFrame, cfg: Config, stage: str) -> list[Check]:
             continue
         vals = _series(df, key)
         if not len(vals):
-            out.append(Check(f"criteria.{name}", f"= {bound:g}: no row has {key} to judge"))
+            out.append(
+                Check(
+                    f"criteria.{name}",
+                    unmeasured(name, bound),
+                    False,
+                    f"measure {key} (see where it comes from above) or leave criteria.{name} "
+                    f"unset: a criterion nothing measured is not met.",
+                )
+            )
             continue
         broken = int(sum(violated(name, float(v), bound) for v in vals))
         out.append(

@@ -186,6 +186,7 @@ class DQNLearner(Learner):
             dropped_lags=[],
             rejections=[],
             priorities=[],
+            drill_delay_s=self.delay_s,
         )
         if pieces:
             batch = self._sampled_batch(pieces, shares)

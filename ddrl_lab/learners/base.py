@@ -324,6 +324,7 @@ def update(
     if self.delay_s:
         time.sleep(self.delay_s)
     info, good = self._intake(segments, max_staleness)
+    info["drill_delay_s"] = self.delay_s
     if good:
         batch = concat_segments(good)
         self.env_steps += batch.num_steps
@@ -356,7 +357,7 @@ def gradients(
     if self.delay_s:
         time.sleep(self.delay_s)
     info, good = self._intake(segments, max_staleness)
-    info["grads"] = None
+    info["grads"], info["drill_delay_s"] = None, self.delay_s
     if good:
         g = self.compute_gradients(*good)
         self.env_steps += sum(s.num_steps for s in good)
@@ -392,6 +393,7 @@ def local_round(self: Learner, weights: Optional[dict], *segments, steps: int = 
     }
     out.update(
         episode_returns=[r for i in infos for r in i["episode_returns"]],
+        episode_lengths=[n for i in infos for n in i["episode_lengths"]],
         version_lags=[l for i in infos for l in i["version_lags"]],
         dropped_lags=[],
         rejections=[r for i in infos for r in i["rejections"]],
@@ -425,6 +427,7 @@ def _intake(self: Learner, segments, max_staleness: Optional[int]) -> tuple[dict
         version_lags=[self.version - s.policy_version for s in good],
         dropped_lags=[self.version - s.policy_version for s in stale],
         episode_returns=[float(r) for s in good for r in s.episode_returns],
+        episode_lengths=[int(n) for s in good for n in s.episode_lengths],
         rejections=list(self.rejections)[-(len(segments) - len(valid)) :]
         if len(segments) > len(valid)
         else [],

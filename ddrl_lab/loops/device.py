@@ -144,6 +144,7 @@ def step(self: DeviceTrainer, version_floor: int = 0) -> dict:
         episode_returns=out["episode_returns"],
         version_lags=[0] * out["clean"],
         update_s=time.perf_counter() - t1,
+        drill_delay_s=self.delay_s,
         incarnation=self.incarnation,
         restored_from=self.restored_from,
         **{k: float(v) for k, v in stats.items()},
@@ -303,9 +304,7 @@ def run(self: DeviceLoop) -> None:
     while host.running():
         host.apply_knobs()
         try:
-            infos = rt.get(
-                [rt.call(m, "step", version_floor=led.rows.version) for m in members]
-            )
+            infos = rt.get([rt.call(m, "step", version_floor=led.rows.version) for m in members])
         except ActorDied:
             if self.learners:
                 raise  # (a group is not rebuilt yet)

@@ -281,12 +281,14 @@ def merge(self: PlaneLoop, infos: list[dict], server: dict) -> dict:
         k: sum(i[k] for i in infos)
         for k in ("segments", "rejected", "dropped_stale", "trained", "env_steps")
     }
-    for k in ("episode_returns", "version_lags", "dropped_lags", "rejections"):
+    for k in ("episode_returns", "episode_lengths", "version_lags", "dropped_lags", "rejections"):
         out[k] = [x for i in infos for x in i.get(k, [])]
     stats = {k for i in infos for k, v in i.items() if isinstance(v, float)}
     out.update({k: float(np.mean([i[k] for i in infos if k in i])) for k in stats})
     # the learners' time adds up
-    out.update({k: sum(i.get(k, 0.0) for i in infos) for k in ("update_s", "decode_s")})
+    out.update(
+        {k: sum(i.get(k, 0.0) for i in infos) for k in ("update_s", "decode_s", "drill_delay_s")}
+    )
     out.update(
         policy_version=server["policy_version"],
         incarnation=server["incarnation"],

@@ -158,7 +158,7 @@ def _store_segments(
             continue
         led.produced(meta)
         # none of an episode with a rejected step
-        led.rows.add_returns(meta.get("episode_returns", []))
+        led.rows.add_returns(meta.get("episode_returns", []), meta.get("episode_lengths", ()))
         if "rejected" in meta:
             continue
         s = route(i, sent[i], n, S)

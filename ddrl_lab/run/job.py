@@ -31,7 +31,7 @@ from ..nn.optim import NonFiniteGradients, check_skips
 from .steering import Steering
 from .views import JobViews
 from ..runlog.call_times import CallTimes
-from ..runlog.criteria import CriteriaCheck
+from ..runlog.criteria import CriteriaCheck, unmeasured
 from ..runlog.metrics import MetricsLog, RowBuilder, TensorBoardLog, read_metrics
 from ddrl_lab.runlog.run_dir import (
     DiskGuard,
@@ -261,9 +261,8 @@ def trained(self: Job, info: dict, final: bool = False) -> bool:
         or rows.env_steps >= c.run.total_env_steps
     )
     # (those: in the timers)
-    self._stats = {
-        k: v for k, v in info.items() if isinstance(v, float) and k not in ("update_s", "decode_s")
-    }
+    timed = ("update_s", "decode_s", "drill_delay_s")
+    self._stats = {k: v for k, v in info.items() if isinstance(v, float) and k not in timed}
     self._stats["skipped_updates"] = info.get("skipped_updates", 0)
     check_skips(info, c.algo.max_skipped_updates)
     if done or self._last_row is None or time.monotonic() - self._last_row >= c.run.log_interval_s:
@@ -337,6 +336,10 @@ def _finish(self: Job, status: str, error: Optional[BaseException] = None) -> No
                 except Exception as e:
                     self.meta["tensorboard_error"] = repr(e)
             RunFiles(self.run_dir).write_rejections(self.rejections)
+            # a criterion no row could judge: unmeasured, said as such (never as met)
+            criteria = getattr(self, "_criteria", None)
+            for name, bound in (criteria.never_measured() if criteria else {}).items():
+                self._warn(unmeasured(name, bound))
             if status != "failed" and self.config.run.record_episode and self.learner is not None:
                 # the policy plays one episode: episode.gif, episode.json
                 try:

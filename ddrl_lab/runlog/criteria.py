@@ -13,7 +13,7 @@ import numpy as np
 from .metrics import LAG_BINS, finite_or_none as _num
 
 # %% auto 0
-__all__ = ['LAG_COLS', 'CRITERIA', 'lag_quantile', 'row_figures', 'violated', 'CriteriaCheck']
+__all__ = ['LAG_COLS', 'CRITERIA', 'MEASURED_BY', 'lag_quantile', 'row_figures', 'unmeasured', 'violated', 'CriteriaCheck']
 
 # %% ../../nbs/runlog/02_criteria.ipynb 6
 LAG_COLS = [f"lag_hist_{k}" for k in range(LAG_BINS)] + [f"lag_hist_{LAG_BINS}plus"]
@@ -70,6 +70,23 @@ CRITERIA = {
 }
 
 
+# where a figure comes from, for a criterion no row could judge
+MEASURED_BY = {
+    "gpu_utilization": "a learner on CUDA with NVML (pip install nvidia-ml-py: the [gpu] extra)",
+    "inference_latency_ms_p99": "central inference",
+    "throttled_fraction": "a channel between workers and learner",
+}
+
+
+def unmeasured(name: str, bound: float) -> str:
+    "What a run says of criterion `name` (bound `bound`) when no row had its figure: not met, unmeasured."
+    key = CRITERIA[name][0]
+    how = f" (measured by {MEASURED_BY[key]})" if key in MEASURED_BY else ""
+    return (
+        f"criteria.{name} = {bound:g} is unmeasured: no row has {key}{how}; not judged, so not met"
+    )
+
+
 def violated(name: str, value: Optional[float], bound: float) -> bool:
     """Whether figure `value` breaks criterion `name` with bound `bound` (a missing figure breaks
     nothing)."""
@@ -77,7 +94,7 @@ def violated(name: str, value: Optional[float], bound: float) -> bool:
         return False
     return value < bound if CRITERIA[name][1] == "min" else value > bound
 
-
+# %% ../../nbs/runlog/02_criteria.ipynb 10
 class CriteriaCheck:
     """Judges each metrics row against the `criteria` section: adds the row's figures
     (`version_lag_p95`, and with a
@@ -91,6 +108,10 @@ class CriteriaCheck:
         # last_row: the last row written before a resume
         self.num_workers, self.prev = num_workers, last_row
         self.counts = {k: int((last_row or {}).get(f"violations_{k}") or 0) for k in self.bounds}
+        # the criteria some row had the figure of
+        self.measured = {
+            k for k in self.bounds if _num((last_row or {}).get(CRITERIA[k][0])) is not None
+        }
 
     def __call__(self, row: dict) -> dict:
         figs = row_figures(row, self.prev, self.num_workers)
@@ -98,6 +119,7 @@ class CriteriaCheck:
         row.update({k: v for k, v in figs.items() if k not in row})
         if not self.bounds:
             return row
+        self.measured |= {k for k in self.bounds if figs.get(CRITERIA[k][0]) is not None}
         failing = [k for k, b in self.bounds.items() if violated(k, figs.get(CRITERIA[k][0]), b)]
         for k in failing:
             self.counts[k] += 1
@@ -121,3 +143,7 @@ class CriteriaCheck:
             )
             for k, b in self.bounds.items()
         ]
+
+    def never_measured(self) -> dict:
+        "The criteria set (name -> bound) whose figure no row had so far: unmeasured, not met."
+        return {k: b for k, b in self.bounds.items() if k not in self.measured}

@@ -41,8 +41,8 @@ ROW_KEYS = (
 RATE_MIN_S = 1.0
 
 
-# cumulative seconds each row carries
-TIMERS = ("learner_busy_s", "encode_s", "decode_s", "collect_s")
+# cumulative seconds each row carries (drill_delay_s: what the slow_worker and delay drills added)
+TIMERS = ("learner_busy_s", "encode_s", "decode_s", "collect_s", "drill_delay_s")
 
 
 # version lags 0..7 counted one by one in each row (`lag_hist_<k>`), the rest in `lag_hist_8plus`
@@ -59,6 +59,8 @@ class RowBuilder:
         # episodes with a return; episodes whose return was withheld (poisoned)
         self.episodes = self.poisoned = 0
         self._lags, self._last_t, self._last_steps = [], self.t0, 0
+        # lengths of the episodes that ended since the last row (those with a return)
+        self._lengths = []
         # (time, env steps, busy s) of the row before the last one
         self._prev = None
         # seconds so far: in learner updates, encoding, decoding, collecting
@@ -72,14 +74,18 @@ class RowBuilder:
         self.poisoned += meta.get("poisoned_episodes", 0)
         self.timers["encode_s"] += meta.get("encode_s", 0.0)
         self.timers["collect_s"] += meta.get("collect_s", 0.0)
+        self.timers["drill_delay_s"] += meta.get("drill_delay_s", 0.0)
 
-    def add_returns(self, returns) -> None:
-        """Episode returns into the window; a NaN or infinite one never does (it is counted as
-        poisoned)."""
+    def add_returns(self, returns, lengths=()) -> None:
+        """Episode returns into the window and, given as many, the same episodes' lengths into
+        the row's; a NaN or infinite return never does (it is counted as poisoned), nor its
+        length."""
         good = [float(r) for r in returns if math.isfinite(r)]
         self.returns.extend(good)
         self.episodes += len(good)
         self.poisoned += len(returns) - len(good)
+        if len(lengths) == len(returns):
+            self._lengths += [int(n) for r, n in zip(returns, lengths) if math.isfinite(r)]
 
     def state(self) -> dict:
         """The counters and the return window as plain data: what a checkpoint carries so that a
@@ -143,11 +149,12 @@ def add(self: RowBuilder, info: dict) -> None:
     self.rejected += info["rejected"]
     self.updates += 1
     self.version = info["policy_version"]
-    self.add_returns(info["episode_returns"])
+    self.add_returns(info["episode_returns"], info.get("episode_lengths", ()))
     self.poisoned += info.get("poisoned_episodes", 0)
     self._lags.extend(info["version_lags"])
     self.timers["learner_busy_s"] += info.get("update_s", 0.0)
     self.timers["decode_s"] += info.get("decode_s", 0.0)
+    self.timers["drill_delay_s"] += info.get("drill_delay_s", 0.0)
 
 
 @patch(as_prop=True)
@@ -164,7 +171,7 @@ def row(self: RowBuilder, **extra) -> dict:
         if now - self._last_t < RATE_MIN_S and self._prev
         else (self._last_t, self._last_steps, self._last_busy)
     )
-    busy = self.timers["learner_busy_s"]
+    busy, lens = self.timers["learner_busy_s"], self._lengths
     row = dict(
         time_s=round(now - self.t0, 4),
         env_steps=self.env_steps,
@@ -178,6 +185,10 @@ def row(self: RowBuilder, **extra) -> dict:
         worker_restarts=self.restarts,
         episodes=self.episodes,
         poisoned_episodes=self.poisoned,
+        # the episodes that ended in the interval, by their own lengths
+        episode_length_mean=float(np.mean(lens)) if lens else math.nan,
+        episode_length_min=min(lens) if lens else math.nan,
+        episode_length_max=max(lens) if lens else math.nan,
         **{k: round(v, 6) for k, v in self.timers.items()},
         learner_busy_fraction=min(
             1.0, (busy - since_busy) / max(now - since_t, 1e-9) / self.learners
@@ -193,9 +204,10 @@ def row(self: RowBuilder, **extra) -> dict:
     row.update(extra)
     self._prev = (self._last_t, self._last_steps, self._last_busy)
     self._lags, self._last_t, self._last_steps, self._last_busy = [], now, self.env_steps, busy
+    self._lengths = []
     return row
 
-# %% ../../nbs/runlog/00_metrics.ipynb 13
+# %% ../../nbs/runlog/00_metrics.ipynb 15
 def clock_keys(columns) -> list[str]:
     """The row keys that measure wall-clock time, and the machine's memory and GPU (two runs of the
     same config differ in these, and only these)."""
@@ -208,7 +220,7 @@ def clock_keys(columns) -> list[str]:
         or k.startswith(("rss_mb_", "gpu_"))
     ]
 
-# %% ../../nbs/runlog/00_metrics.ipynb 17
+# %% ../../nbs/runlog/00_metrics.ipynb 19
 def _jsonable(v):
     if isinstance(v, (float, np.floating)):
         return None if not math.isfinite(v) else float(v)
@@ -277,7 +289,7 @@ class MetricsLog:
         with self._lock:
             return pd.DataFrame(self.rows)
 
-# %% ../../nbs/runlog/00_metrics.ipynb 18
+# %% ../../nbs/runlog/00_metrics.ipynb 20
 def read_jsonl(path) -> list[dict]:
     """The records of a JSON-lines file of a run (rows, rejections), with one policy: a half-written
     last line (a job still appending) is left out; a line that is not JSON anywhere else is an error
@@ -301,7 +313,7 @@ def read_metrics(path) -> pd.DataFrame:
     "A run's `metrics.jsonl` as a DataFrame: the one reader of rows (`RunFiles.rows` reads through it)."
     return pd.DataFrame(read_jsonl(path))
 
-# %% ../../nbs/runlog/00_metrics.ipynb 23
+# %% ../../nbs/runlog/00_metrics.ipynb 25
 class TensorBoardLog:
     """The metrics rows as TensorBoard scalars in `logdir`: one tag per numeric row key, step = the
     row's `env_steps`."""
@@ -345,7 +357,7 @@ class TensorBoardLog:
             self.closed = True
             self.writer.close()
 
-# %% ../../nbs/runlog/00_metrics.ipynb 26
+# %% ../../nbs/runlog/00_metrics.ipynb 28
 def summarize(df: pd.DataFrame) -> dict:
     "Headline numbers of a run's metrics."
     if not len(df):
@@ -365,7 +377,7 @@ def summarize(df: pd.DataFrame) -> dict:
         rejected_segments=int(last.rejected_segments),
     )
 
-# %% ../../nbs/runlog/00_metrics.ipynb 29
+# %% ../../nbs/runlog/00_metrics.ipynb 31
 def first_at(df, target: float) -> Optional[tuple[float, int]]:
     """(time_s, env_steps) of the first metrics row whose `episode_return_mean` reaches `target`, or
     None."""

@@ -191,9 +191,11 @@ def produce(self: EnvRunner, weights: dict) -> tuple[dict, Optional[Encoded]]:
         policy_version=seg.policy_version,
         env_steps=seg.num_steps,
         episode_returns=[float(r) for r in seg.episode_returns],
+        episode_lengths=[int(n) for n in seg.episode_lengths],
         poisoned_episodes=poisoned,
         incarnation=self.incarnation,
         collect_s=time.perf_counter() - t0,
+        drill_delay_s=self.delay_s,
     )
     if reason is None:
         t1 = time.perf_counter()
