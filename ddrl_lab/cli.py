@@ -384,6 +384,26 @@ def _study_command(sub) -> None:
     )
     study_.add_argument("--seeds", type=int, default=3, help="seeds per cell: run.seed 0 .. N-1")
     study_.add_argument("--out", default="runs", help="parent folder of the study's folder")
+    study_.add_argument(
+        "--scheduler",
+        choices=("asha", "pbt"),
+        default=None,
+        help="Tune's scheduler: asha stops the worst trials early; pbt copies the best into the worst "
+        "and perturbs the live knobs named by --pbt (default: every trial runs its budget)",
+    )
+    study_.add_argument(
+        "--pbt",
+        action="append",
+        default=[],
+        metavar="KEY=V1,V2",
+        help="a live knob a population may move, and its values (once per knob; with --scheduler pbt)",
+    )
+    study_.add_argument(
+        "--interval",
+        type=int,
+        default=None,
+        help="env steps between ASHA's rungs or PBT's perturbations (default: an eighth of the budget)",
+    )
 
 
 def cmd_study(args) -> int:
@@ -391,7 +411,15 @@ def cmd_study(args) -> int:
     try:
         overrides = dict(parse_override(o) for o in args.overrides)
         result = study(
-            args.config, args.grid, args.seeds, overrides, args.out, Path(args.config).stem
+            args.config,
+            args.grid,
+            args.seeds,
+            overrides,
+            args.out,
+            Path(args.config).stem,
+            scheduler=args.scheduler,
+            mutations=args.pbt,
+            interval=args.interval,
         )
     except ConfigError as e:
         print(f"ddrl-lab: {e}", file=sys.stderr)

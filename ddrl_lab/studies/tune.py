@@ -27,7 +27,8 @@ from .trials import lineage, run_trial
 
 # %% auto 0
 __all__ = ['SCHEDULERS', 'parse_grid', 'grid_cells', 'live_knob_keys', 'unused_knob_keys', 'StudyPlan', 'plan_study',
-           'trial_bundles', 'population_knobs', 'make_scheduler', 'cell_rows', 'member_rows', 'StudyResult', 'study']
+           'trial_bundles', 'population_knobs', 'make_scheduler', 'open_cluster', 'newest_run', 'cell_rows',
+           'member_rows', 'StudyResult', 'study']
 
 # %% ../../nbs/studies/04_tune.ipynb 6
 def parse_grid(items, flag: str = "--grid") -> dict:
@@ -186,18 +187,18 @@ def make_scheduler(kind: Optional[str], budget: int, interval: int, knobs: Optio
     )
 
 # %% ../../nbs/studies/04_tune.ipynb 24
-def _cluster(plan: StudyPlan):
-    "The runtime the trials run on: the cluster at `run.ray_address`, or a local one that holds the largest trial."
-    need = max(len(trial_bundles(c)) for c in plan.configs)
-    address = plan.configs[0].run.ray_address
+def open_cluster(need: int, address: Optional[str], who: str):
+    """The runtime trials run on: the cluster at `address`, or a local one with this machine's CPUs
+    (or `need`, if more: a 2-core machine still runs a 4-CPU trial); a joined cluster with fewer
+    than `need` CPUs is refused, naming `who` needs them."""
     rt = make_runtime("ray", address, num_cpus=None if address else max(need, os.cpu_count() or 1))
     total = rt.ray.cluster_resources().get("CPU", 0.0)
     if need > total:
         rt.shutdown()
         raise ConfigError(
             [
-                f"a trial of this study needs {need} CPUs (its driver and its actors), but the "
-                f"cluster has {total:g}: use fewer workers (topology.num_workers) or a larger cluster."
+                f"{who} needs {need} CPUs (drivers and actors), but the cluster has {total:g}: "
+                f"use fewer workers (topology.num_workers) or a larger cluster."
             ]
         )
     return rt
@@ -240,7 +241,7 @@ def _tuner(plan: StudyPlan, study_dir: Path, scheduler=None, knobs: Optional[dic
     )
 
 # %% ../../nbs/studies/04_tune.ipynb 25
-def _newest_run(trial_dir: Path) -> Optional[Path]:
+def newest_run(trial_dir: Path) -> Optional[Path]:
     "A trial's newest run directory (a population's member may have several: one per exploit)."
     found = sorted(Path(trial_dir).glob("*/metrics.jsonl"))
     return found[-1].parent if found else None
@@ -258,7 +259,7 @@ def cell_rows(plan: StudyPlan, study_dir: Path) -> list:
     for i, (cell, cfg) in enumerate(zip(plan.cells, plan.configs)):
         finals, times, steps, dirs = [], [], [], []
         for seed in range(plan.seeds):
-            run_dir = _newest_run(study_dir / "runs" / f"cell{i}-seed{seed}")
+            run_dir = newest_run(study_dir / "runs" / f"cell{i}-seed{seed}")
             df = RunFiles(run_dir).rows() if run_dir else pd.DataFrame()
             dirs.append(str(run_dir) if run_dir else None)
             finals.append(_final_return(df))
@@ -284,7 +285,7 @@ def member_rows(study_dir: Path) -> list:
     copied = lineage(study_dir)["child"].value_counts()
     rows = []
     for trial_dir in sorted((Path(study_dir) / "runs").glob("member*")):
-        run_dir = _newest_run(trial_dir)
+        run_dir = newest_run(trial_dir)
         df = RunFiles(run_dir).rows() if run_dir else pd.DataFrame()
         last = df.iloc[-1].to_dict() if len(df) else {}
         knobs = {k[5:]: v for k, v in last.items() if k.startswith("knob_")}
@@ -381,7 +382,8 @@ def study(
     knobs = population_knobs(plan, mutations) if scheduler == "pbt" else None
     budget = plan.configs[0].run.total_env_steps
     chosen = make_scheduler(scheduler, budget, interval or max(1, budget // 8), knobs)
-    rt = _cluster(plan)
+    need = max(len(trial_bundles(c)) for c in plan.configs)
+    rt = open_cluster(need, plan.configs[0].run.ray_address, "a trial of this study")
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     study_dir = (Path(out) / f"study-{name or Path(preset).stem}-{stamp}").resolve()
     study_dir.mkdir(parents=True)
