@@ -407,7 +407,7 @@ def _study_command(sub) -> None:
 
 
 def cmd_study(args) -> int:
-    "Run the study and print its table; exit 2 on bad input, before any trial starts."
+    "Run the study and print its table; exit 2 on bad input, before any trial starts; 1 if a trial failed."
     try:
         overrides = dict(parse_override(o) for o in args.overrides)
         result = study(
@@ -426,4 +426,4 @@ def cmd_study(args) -> int:
         return 2
     print(result.text())
     print(f"study: {result.dir}")
-    return 0
+    return 1 if result.failed else 0

@@ -321,6 +321,11 @@ class RayRuntime:
             self.ray.cluster_resources().get("CPU", 0.0),
             self.ray.available_resources().get("CPU", 0.0),
         )
+        group = self.ray.util.get_current_placement_group()
+        # a study's trial: its actors go into its placement group, beside the trial's own bundle
+        if group is not None:
+            total = sum(b.get("CPU", 0.0) for b in group.bundle_specs)
+            free = total - group.bundle_specs[0].get("CPU", 0.0)
         if free + 1e-9 < cpus:
             raise ConfigError(
                 [

@@ -322,3 +322,32 @@ def test_a_job_on_a_two_node_cluster_ships_its_code_spreads_its_workers_and_leav
             assert "py_modules" in part["code"] and Path(part["code"]) != ROOT / "ddrl_lab", part
         assert probe() == dict(nodes=2, free_cpus=4.0)                              # its actors gone, the cluster up
         assert all(p.poll() is None for p in procs)
+
+
+@pytest.mark.slow
+def test_a_study_on_a_two_node_cluster_places_its_trials_on_both_nodes(tmp_path, capsys):
+    """`ddrl-lab study` (#65) with run.ray_address joins a two-node `ray start` cluster (4 CPUs a node): each trial of
+    PPO on 2 Ray workers asks for 4 CPUs (its driver, 2 workers, the learner side) packed on one node, so two trials run at once, one
+    on each node; every trial finishes and its meta.json names the node each of its actors ran on. Listed below."""
+    import subprocess
+    import sys
+    from conftest import BIN
+    with _ray_start(["--num-cpus=4"], ["--num-cpus=4"]) as (port, env, procs):
+        env = {**env, "RAY_AUTH_MODE": "token"}
+        probe = lambda: json.loads(subprocess.run([sys.executable, "-c", _CLUSTER_PROBE, f"127.0.0.1:{port}", "2"], env=env,
+                                                  capture_output=True, text=True, timeout=120).stdout.strip().splitlines()[-1])
+        assert probe() == dict(nodes=2, free_cpus=8.0)
+        r = subprocess.run([str(BIN / "ddrl-lab"), "study", "cartpole-ppo", "--grid", "algo.lr=1e-3,3e-3", "--seeds", "2",
+                            "--out", str(tmp_path), "--set", "run.runtime=ray", "--set", f"run.ray_address=127.0.0.1:{port}",
+                            "--set", "run.total_env_steps=4096", "--set", "run.record_episode=0"],
+                           capture_output=True, text=True, timeout=400, env=env, cwd=tmp_path)
+        assert r.returncode == 0, r.stderr[-3000:]
+        metas = {p.parent.parent.name: json.loads(p.read_text()) for p in tmp_path.glob("study-*/runs/*/*/meta.json")}
+        assert len(metas) == 4 and {m["status"] for m in metas.values()} == {"finished"}, (r.stdout[-3000:], r.stderr[-3000:])
+        nodes = {name: {a["node_id"][:8] for a in m["placement"]["workers"] + m["placement"]["learners"]}
+                 for name, m in metas.items()}
+        with capsys.disabled():
+            print("\nwhere each trial's actors ran:", json.dumps(nodes, default=sorted))
+        assert all(len(n) == 1 for n in nodes.values()), nodes                  # a trial's group packed on one node
+        assert len(set().union(*nodes.values())) == 2, nodes                    # the trials on both nodes
+        assert probe() == dict(nodes=2, free_cpus=8.0)                          # every CPU given back, the cluster up

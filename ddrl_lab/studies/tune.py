@@ -310,6 +310,7 @@ class StudyResult:
     plan: StudyPlan
     rows: list
     scheduler: Optional[str] = None
+    failed: list = field(default_factory=list)  # the trials that failed: their settings and error
 
     @property
     def lineage(self) -> pd.DataFrame:
@@ -318,6 +319,7 @@ class StudyResult:
     def text(self) -> str:
         "Per cell: runs, missed, and IQM, mean and 95 % interval of time to target and final return."
         lines = [f"warning: {w}" for w in self.plan.warnings]
+        lines += [f"failed: {f['trial']}: {f['error']}" for f in self.failed]
         if self.scheduler == "pbt":
             return "\n".join(lines + _member_lines(self.rows, self.lineage))
         for r in self.rows:
@@ -360,6 +362,18 @@ def _figure(s: dict) -> str:
     return f"IQM {s['iqm']:.1f} [{lo:.1f}, {hi:.1f}], mean {s['mean']:.1f} [{mlo:.1f}, {mhi:.1f}]"
 
 # %% ../../nbs/studies/04_tune.ipynb 27
+def _failed(grid) -> list:
+    "The trials of Tune's result grid that failed: each one's cell, seed and the last line of its error."
+    return [
+        dict(
+            trial=f"cell{r.config['cell']}-seed{r.config['seed']}",
+            error=str(r.error).strip().splitlines()[-1],
+        )
+        for r in grid
+        if r.error is not None
+    ]
+
+
 def study(
     preset: str,
     grid=None,
@@ -388,12 +402,12 @@ def study(
     study_dir = (Path(out) / f"study-{name or Path(preset).stem}-{stamp}").resolve()
     study_dir.mkdir(parents=True)
     try:
-        _tuner(plan, study_dir, chosen, knobs).fit()
+        grid = _tuner(plan, study_dir, chosen, knobs).fit()
     finally:
         if rt.owns_cluster:
             rt.shutdown()
     rows = member_rows(study_dir) if knobs is not None else cell_rows(plan, study_dir)
-    result = StudyResult(study_dir, plan, rows, scheduler)
+    result = StudyResult(study_dir, plan, rows, scheduler, _failed(grid))
     record = dict(
         preset=preset,
         overrides=plan.overrides,
@@ -401,6 +415,7 @@ def study(
         seeds=seeds,
         scheduler=scheduler,
         warnings=plan.warnings,
+        failed=result.failed,
         cells=result.rows if knobs is None else [],
         members=result.rows if knobs is not None else [],
         lineage=result.lineage.to_dict("records"),
