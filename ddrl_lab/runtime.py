@@ -314,28 +314,30 @@ class RayRuntime:
         (Ray's `__ray_call__`): a look at the process, not a method of the component."""
         return actor.__ray_call__.remote(fn)
 
-    def check_cpus(self, cpus: float, what: str) -> None:
-        """Refuse (`ConfigError`) actors that ask for more CPUs than the cluster has free: Ray would
-        wait for them without end."""
-        total, free = (
-            self.ray.cluster_resources().get("CPU", 0.0),
-            self.ray.available_resources().get("CPU", 0.0),
+# %% ../nbs/runtime.ipynb 15
+@patch
+def check_cpus(self: RayRuntime, cpus: float, what: str) -> None:
+    """Refuse (`ConfigError`) actors that ask for more CPUs than the cluster has free: Ray would
+    wait for them without end."""
+    total, free = (
+        self.ray.cluster_resources().get("CPU", 0.0),
+        self.ray.available_resources().get("CPU", 0.0),
+    )
+    group = self.ray.util.get_current_placement_group()
+    # a study's trial: its actors go into its placement group, beside the trial's own bundle
+    if group is not None:
+        total = sum(b.get("CPU", 0.0) for b in group.bundle_specs)
+        free = total - group.bundle_specs[0].get("CPU", 0.0)
+    if free + 1e-9 < cpus:
+        raise ConfigError(
+            [
+                f"run.ray_address = {self.address!r}: this job's actors ask for "
+                f"{cpus:g} CPUs ({what}), but the "
+                f"cluster has {free:g} of its {total:g} CPUs free, and Ray would "
+                f"wait for the rest without end: "
+                f"use fewer topology.num_workers, or add nodes to the cluster."
+            ]
         )
-        group = self.ray.util.get_current_placement_group()
-        # a study's trial: its actors go into its placement group, beside the trial's own bundle
-        if group is not None:
-            total = sum(b.get("CPU", 0.0) for b in group.bundle_specs)
-            free = total - group.bundle_specs[0].get("CPU", 0.0)
-        if free + 1e-9 < cpus:
-            raise ConfigError(
-                [
-                    f"run.ray_address = {self.address!r}: this job's actors ask for "
-                    f"{cpus:g} CPUs ({what}), but the "
-                    f"cluster has {free:g} of its {total:g} CPUs free, and Ray would "
-                    f"wait for the rest without end: "
-                    f"use fewer topology.num_workers, or add nodes to the cluster."
-                ]
-            )
 
 
 @patch
@@ -344,7 +346,7 @@ def gpus(self: RayRuntime) -> float:
     --num-gpus`)."""
     return float(self.ray.cluster_resources().get("GPU", 0.0))
 
-# %% ../nbs/runtime.ipynb 15
+# %% ../nbs/runtime.ipynb 16
 @patch
 def spawn(
     self: RayRuntime,
@@ -420,7 +422,7 @@ def crash(self: RayRuntime, actor) -> None:
     "Fault drill: kill the actor's process; Ray restarts a restartable one."
     self.ray.kill(actor, no_restart=False)
 
-# %% ../nbs/runtime.ipynb 16
+# %% ../nbs/runtime.ipynb 17
 @patch
 def kill(self: RayRuntime, actor) -> None:
     if actor in self.actors:
@@ -430,7 +432,7 @@ def kill(self: RayRuntime, actor) -> None:
     except Exception:
         pass  # already gone
 
-# %% ../nbs/runtime.ipynb 17
+# %% ../nbs/runtime.ipynb 18
 @patch
 def shutdown(self: RayRuntime) -> None:
     for a in list(self.actors):

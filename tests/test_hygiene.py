@@ -73,7 +73,8 @@ HEAVY_NOTEBOOKS = {"learners/02_algorithms.ipynb", "ondevice/00_actor_critic.ipy
                    "analysis/01_episodes.ipynb", "runtime.ipynb", "loops/03_barrier.ipynb", "loops/05_replay.ipynb",
                    "loops/06_central.ipynb", "loops/08_device.ipynb", "run/02_job.ipynb", "ui/02_dashboard.ipynb",
                    "ui/01_plan_page.ipynb", "bench/00_harness.ipynb", "analysis/02_doctor.ipynb",
-                   "studies/04_tune.ipynb", "studies/05_pairs.ipynb"}
+                   "studies/04_tune.ipynb", "studies/05_pairs.ipynb",
+                   "studies/06_page.ipynb", "ui/03_study_view.ipynb"}
 
 
 def _run_notebooks(names: list) -> None:

@@ -22,6 +22,7 @@ from ..loops.topologies import KNOB_KEYS, cpus_needed, loop_for
 from ..runlog.metrics import first_at
 from ..runlog.run_dir import RunFiles
 from ..runtime import make_runtime
+from .page import write_study_report
 from .stats import seed_summary
 from .trials import lineage, run_trial
 
@@ -389,7 +390,7 @@ def study(
     as many at once as the cluster's CPUs hold, under Tune's `scheduler` (None, "asha" or "pbt":
     then `mutations` names the live knobs a population explores) every `interval` env steps (an
     eighth of the budget by default); the table is written to `study.json` in the study's folder
-    (`out/study-NAME-TIME`), beside each trial's run directory (`runs/`)."""
+    (`out/study-NAME-TIME`), beside each trial's run directory (`runs/`), and the page to `report.html`."""
     if scheduler not in (None, *SCHEDULERS):
         raise ConfigError([f"--scheduler {scheduler!r}: expected one of {', '.join(SCHEDULERS)}"])
     plan = plan_study(preset, grid, seeds, overrides)
@@ -401,6 +402,16 @@ def study(
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     study_dir = (Path(out) / f"study-{name or Path(preset).stem}-{stamp}").resolve()
     study_dir.mkdir(parents=True)
+    # what the study runs, for its page while trials run (`studies.page`)
+    started = dict(
+        preset=preset,
+        overrides=plan.overrides,
+        grid=plan.grid,
+        cells=plan.cells,
+        seeds=seeds,
+        scheduler=scheduler,
+    )
+    (study_dir / "plan.json").write_text(json.dumps(started, indent=1, default=str))
     try:
         grid = _tuner(plan, study_dir, chosen, knobs).fit()
     finally:
@@ -421,4 +432,5 @@ def study(
         lineage=result.lineage.to_dict("records"),
     )
     (study_dir / "study.json").write_text(json.dumps(record, indent=1, default=str))
+    write_study_report(study_dir)
     return result
