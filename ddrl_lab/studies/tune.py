@@ -29,7 +29,7 @@ from .trials import lineage, run_trial
 # %% auto 0
 __all__ = ['SCHEDULERS', 'parse_grid', 'grid_cells', 'live_knob_keys', 'unused_knob_keys', 'StudyPlan', 'plan_study',
            'trial_bundles', 'population_knobs', 'make_scheduler', 'open_cluster', 'newest_run', 'cell_rows',
-           'member_rows', 'StudyResult', 'study']
+           'member_rows', 'StudyResult', 'recommended', 'study']
 
 # %% ../../nbs/studies/04_tune.ipynb 6
 def parse_grid(items, flag: str = "--grid") -> dict:
@@ -331,6 +331,9 @@ class StudyResult:
             )
             lines.append(f"  time to target (s): {_figure(t)}")
             lines.append(f"  final return:       {_figure(f)}")
+        best = recommended(self.rows)
+        if best is not None:
+            lines.append(f"recommended: {best['why']}")
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -362,7 +365,38 @@ def _figure(s: dict) -> str:
     mlo, mhi = s["mean_ci"]
     return f"IQM {s['iqm']:.1f} [{lo:.1f}, {hi:.1f}], mean {s['mean']:.1f} [{mlo:.1f}, {mhi:.1f}]"
 
-# %% ../../nbs/studies/04_tune.ipynb 27
+# %% ../../nbs/studies/04_tune.ipynb 28
+def recommended(rows: list) -> Optional[dict]:
+    """The cell `cell_rows` recommends: most seeds at the target, then the lowest IQM time to it, then
+    the highest IQM final return; with `why`, one line naming its figures and the cells whose
+    interval of time to target overlaps its own. None without a cell that has a figure."""
+
+    def key(r):
+        t, f = r["time_to_target_s"], r["final_return"]
+        reached = t["runs"] - t["missed"]
+        return (-reached, t["iqm"] if t["iqm"] is not None else math.inf, -(f["iqm"] or -math.inf))
+
+    usable = [r for r in rows if r["final_return"]["iqm"] is not None]
+    if not usable:
+        return None
+    best = min(usable, key=key)
+    t = best["time_to_target_s"]
+    shown = ", ".join(f"{k}={v}" for k, v in best["cell"].items())
+    near = [
+        ", ".join(f"{k}={v}" for k, v in r["cell"].items())
+        for r in usable
+        if r is not best
+        and r["time_to_target_s"]["iqm"] is not None
+        and t["iqm"] is not None
+        and r["time_to_target_s"]["iqm_ci"][0] <= t["iqm_ci"][1]
+        and t["iqm_ci"][0] <= r["time_to_target_s"]["iqm_ci"][1]
+    ]
+    why = f"{shown}: {t['runs'] - t['missed']} of {t['runs']} seeds reached the target"
+    why += f"; time to target {_figure(t)}" if t["iqm"] is not None else ""
+    why += f"; its interval overlaps {len(near)} other cell(s): {'; '.join(near)}" if near else ""
+    return dict(cell=best["cell"], why=why)
+
+# %% ../../nbs/studies/04_tune.ipynb 30
 def _failed(grid) -> list:
     "The trials of Tune's result grid that failed: each one's cell, seed and the last line of its error."
     return [
@@ -429,6 +463,7 @@ def study(
         failed=result.failed,
         cells=result.rows if knobs is None else [],
         members=result.rows if knobs is not None else [],
+        recommended=recommended(result.rows) if knobs is None else None,
         lineage=result.lineage.to_dict("records"),
     )
     (study_dir / "study.json").write_text(json.dumps(record, indent=1, default=str))
