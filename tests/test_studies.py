@@ -71,9 +71,13 @@ def test_replay_study_rejects_a_bad_kind(tmp_path):
 
 @pytest.mark.slow
 def test_shadow_study(tmp_path):
-    "A shadow of sync against async PPO on the same seeds: two runs, a divergence step, the diff and the table."
+    """A shadow of sync against async PPO on the same seeds, side by side as two Tune trials: two runs, a divergence
+    step flagged as the rows arrived, the diff and the table."""
     text = execute("shadow", tmp_path, total_env_steps=4096, out=str(tmp_path / "runs"))
-    assert run_statuses(tmp_path / "runs") == {"shadow-a": "finished", "shadow-b": "finished"}
+    (pair,) = (tmp_path / "runs").glob("pair-shadow-*")
+    assert {**run_statuses(pair / "runs" / "a"), **run_statuses(pair / "runs" / "b")} == {"shadow-a": "finished",
+                                                                                          "shadow-b": "finished"}
+    assert "flagged as the rows arrived: {'env_steps': " in text and "B stopped there: False" in text
     assert "keys that differ: ['sync.mode']" in text and "diverged_at: " in text and "config sync.mode" in text
     assert "diverged at" in text                                              # the figure's title
 
