@@ -27,9 +27,9 @@ from .stats import seed_summary
 from .trials import lineage, run_trial
 
 # %% auto 0
-__all__ = ['SCHEDULERS', 'parse_grid', 'grid_cells', 'live_knob_keys', 'unused_knob_keys', 'StudyPlan', 'seed_list', 'plan_study',
-           'trial_bundles', 'population_knobs', 'make_scheduler', 'open_cluster', 'newest_run', 'cell_rows',
-           'member_rows', 'StudyResult', 'recommended', 'study']
+__all__ = ['SCHEDULERS', 'parse_grid', 'grid_cells', 'explicit_cells', 'live_knob_keys', 'unused_knob_keys', 'StudyPlan',
+           'seed_list', 'plan_study', 'trial_bundles', 'population_knobs', 'make_scheduler', 'open_cluster',
+           'newest_run', 'cell_rows', 'member_rows', 'StudyResult', 'recommended', 'study']
 
 # %% ../../nbs/studies/04_tune.ipynb 6
 def parse_grid(items, flag: str = "--grid") -> dict:
@@ -65,6 +65,22 @@ def _grid_item(item: str, flag: str) -> tuple:
 def grid_cells(grid: dict) -> list:
     "Every combination of the grid's values, one `{key: value}` dict per cell."
     return [dict(zip(grid, combo)) for combo in itertools.product(*grid.values())]
+
+
+def explicit_cells(cells: list) -> tuple[dict, list]:
+    """Cells given one by one (arms that are not every combination of a grid, e.g. each sync mode
+    with its own planes) as `(grid, cells)`: the grid names each key's values in order of appearance."""
+    grid = {}
+    for cell in cells:
+        if "run.seed" in cell:
+            raise ConfigError(
+                ["a cell sets run.seed: the seeds are their own axis: use seeds (--seeds)."]
+            )
+        for key, value in cell.items():
+            grid.setdefault(key, [])
+            if value not in grid[key]:
+                grid[key].append(value)
+    return grid, [dict(c) for c in cells]
 
 # %% ../../nbs/studies/04_tune.ipynb 9
 def live_knob_keys(cfg: Config) -> dict:
@@ -118,14 +134,19 @@ def seed_list(seeds) -> list:
 def plan_study(preset: str, grid, seeds=3, overrides: Optional[dict] = None) -> StudyPlan:
     """The cells of `grid` on `preset` with `overrides`, each config checked; every problem of
     every cell at once (`ConfigError`), before any trial starts. An empty grid (`{}` or None) is one
-    cell: the preset as it is (a population's or a seed study's). `seeds`: N (0 .. N-1) or a list."""
+    cell: the preset as it is (a population's or a seed study's); a list of dicts is the cells
+    themselves (`explicit_cells`). `seeds`: N (0 .. N-1) or a list."""
     seeds, overrides = seed_list(seeds), dict(overrides or {})
     if "run.seed" in overrides:
         raise ConfigError(
             ["run.seed in the overrides: the seeds are their own axis: use seeds (--seeds)."]
         )
-    grid = parse_grid(grid) if grid else {}
-    cells, configs, problems = grid_cells(grid), [], []
+    if isinstance(grid, (list, tuple)) and grid and all(isinstance(c, dict) for c in grid):
+        grid, cells = explicit_cells(grid)
+    else:
+        grid = parse_grid(grid) if grid else {}
+        cells = grid_cells(grid)
+    configs, problems = [], []
     for cell in cells:
         try:
             configs.append(load_config(preset, {**overrides, **cell}))
