@@ -15,7 +15,8 @@ from ..config.load import save_config
 from ..run.job import Job
 from .records import ShadowResult, shadow_configs
 from .trials import report_rows
-from .tune import newest_run, open_cluster, trial_bundles
+from ..config.schema import ConfigError
+from .tune import check_gpus, newest_run, open_cluster, trial_bundles
 
 # %% auto 0
 __all__ = ['Divergence', 'run_side', 'PairResult', 'shadow_pair']
@@ -86,13 +87,11 @@ def _stopper(watch: Divergence, pair_dir: Path, stop_b: bool):
     return DivergenceStop()
 
 # %% ../../nbs/studies/05_pairs.ipynb 11
-def _pair_tuner(pair_dir: Path, name: str, cfgs: list, stopper):
-    "Tune's two trials, a and b, each sized by its job's needs, both at once."
+def _pair_tuner(pair_dir: Path, name: str, bundles: list, stopper):
+    "Tune's two trials, a and b, each in a placement group of its `bundles`, both at once."
     from ray import tune
 
-    groups = {
-        s: tune.PlacementGroupFactory(trial_bundles(c), strategy="PACK") for s, c in zip("ab", cfgs)
-    }
+    groups = {s: tune.PlacementGroupFactory(b, strategy="PACK") for s, b in zip("ab", bundles)}
     return tune.Tuner(
         tune.with_resources(run_side, lambda params: groups[params["side"]]),
         param_space=dict(
@@ -134,6 +133,12 @@ def shadow_pair(
     cfg_a, cfg_b = shadow_configs(config_a, config_b, overrides_a, overrides_b, common)
     need = len(trial_bundles(cfg_a)) + len(trial_bundles(cfg_b))
     rt = open_cluster(need, cfg_a.run.ray_address, "a shadow pair (both sides at once)")
+    try:
+        bundles = [trial_bundles(c, rt.gpus()) for c in (cfg_a, cfg_b)]
+        check_gpus(rt, [bundles[0] + bundles[1]], "a shadow pair (both sides at once)")
+    except ConfigError:
+        rt.shutdown()
+        raise
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     pair_dir = (Path(out) / f"pair-{name}-{stamp}").resolve()
     pair_dir.mkdir(parents=True)
@@ -141,7 +146,7 @@ def shadow_pair(
         save_config(cfg, pair_dir / f"{side}.yaml")
     watch = Divergence(bound)
     try:
-        _pair_tuner(pair_dir, name, [cfg_a, cfg_b], _stopper(watch, pair_dir, stop_b)).fit()
+        _pair_tuner(pair_dir, name, bundles, _stopper(watch, pair_dir, stop_b)).fit()
     finally:
         if rt.owns_cluster:
             rt.shutdown()

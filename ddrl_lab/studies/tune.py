@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..config.load import load_config
 from ..config.schema import Config, ConfigError
-from ..loops.topologies import KNOB_KEYS, cpus_needed, loop_for
+from ..loops.topologies import KNOB_KEYS, cpus_needed, gpus_per_learner, loop_for
 from ..runlog.metrics import first_at
 from ..runlog.run_dir import RunFiles
 from ..runtime import make_runtime
@@ -28,8 +28,9 @@ from .trials import lineage, run_trial
 
 # %% auto 0
 __all__ = ['SCHEDULERS', 'parse_grid', 'grid_cells', 'explicit_cells', 'live_knob_keys', 'unused_knob_keys', 'StudyPlan',
-           'seed_list', 'plan_study', 'trial_bundles', 'population_knobs', 'make_scheduler', 'open_cluster',
-           'newest_run', 'cell_rows', 'member_rows', 'StudyResult', 'recommended', 'study']
+           'seed_list', 'plan_study', 'trial_gpus', 'trial_bundles', 'population_knobs', 'make_scheduler',
+           'open_cluster', 'check_gpus', 'newest_run', 'cell_rows', 'member_rows', 'StudyResult', 'recommended',
+           'study']
 
 # %% ../../nbs/studies/04_tune.ipynb 6
 def parse_grid(items, flag: str = "--grid") -> dict:
@@ -160,10 +161,27 @@ def plan_study(preset: str, grid, seeds=3, overrides: Optional[dict] = None) -> 
     return plan
 
 # %% ../../nbs/studies/04_tune.ipynb 15
-def trial_bundles(cfg: Config) -> list:
-    "The placement group bundles of a trial running a job of `cfg`: its driver's CPU and its actors'."
+def trial_gpus(cfg: Config, gpus: float = 0.0) -> tuple[int, int]:
+    "GPUs of a trial of `cfg` on a cluster with `gpus`: its own process's, and its learner-side actors' (each 1)."
+    if cfg.topology.device == "cpu":
+        return 0, 0
+    if cfg.run.runtime != "ray" or cfg.topology.mode in ("co-located", "on-device"):
+        return int(cfg.topology.device == "cuda" or gpus >= 1), 0
+    need = loop_for(cfg).gpu_learners(cfg)
+    return 0, need * gpus_per_learner(cfg, need, gpus)
+
+
+def trial_bundles(cfg: Config, gpus: float = 0.0) -> list:
+    """The placement group bundles of a trial running a job of `cfg` on a cluster with `gpus` GPUs: its
+    driver's CPU and its actors', with the GPUs where the job computes (`trial_gpus`)."""
     actors = 0 if cfg.run.runtime != "ray" else math.ceil(cpus_needed(cfg))
-    return [{"CPU": 1.0} for _ in range(1 + actors)]
+    own, learners = trial_gpus(cfg, gpus)
+    bundles = [{"CPU": 1.0} for _ in range(1 + actors)]
+    for k, bundle in enumerate(bundles):
+        gpu = own if k == 0 else int(k <= learners)
+        if gpu:
+            bundle["GPU"] = float(gpu)
+    return bundles
 
 # %% ../../nbs/studies/04_tune.ipynb 19
 def _value(cfg: Config, key: str):
@@ -269,11 +287,20 @@ def _space(plan: StudyPlan, study_dir: Path, knobs: Optional[dict]) -> dict:
     return space
 
 
-def _tuner(plan: StudyPlan, study_dir: Path, scheduler=None, knobs: Optional[dict] = None):
-    "Tune's trials over cells and seeds, each sized by `trial_bundles`, under `scheduler`."
+def check_gpus(rt, bundles: list, who: str) -> None:
+    "Refuse (`ConfigError`) trials whose bundles ask for more GPUs than the cluster of `rt` has."
+    need = max(sum(b.get("GPU", 0.0) for b in group) for group in bundles)
+    if need > rt.gpus():
+        raise ConfigError([f"{who} needs {need:g} GPUs, but the cluster has {rt.gpus():g}."])
+
+
+def _tuner(
+    plan: StudyPlan, study_dir: Path, bundles: list, scheduler=None, knobs: Optional[dict] = None
+):
+    "Tune's trials over cells and seeds, each cell's trials in a placement group of its `bundles`."
     from ray import tune
 
-    groups = [tune.PlacementGroupFactory(trial_bundles(c), strategy="PACK") for c in plan.configs]
+    groups = [tune.PlacementGroupFactory(b, strategy="PACK") for b in bundles]
     return tune.Tuner(
         tune.with_resources(run_trial, lambda params: groups[params["cell"]]),
         param_space=_space(plan, study_dir, knobs),
@@ -473,6 +500,12 @@ def study(
     chosen = make_scheduler(scheduler, budget, interval or max(1, budget // 8), knobs)
     need = max(len(trial_bundles(c)) for c in plan.configs)
     rt = open_cluster(need, plan.configs[0].run.ray_address, "a trial of this study")
+    try:
+        bundles = [trial_bundles(c, rt.gpus()) for c in plan.configs]
+        check_gpus(rt, bundles, "a trial of this study")
+    except ConfigError:
+        rt.shutdown()
+        raise
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     study_dir = (Path(out) / f"study-{name or Path(preset).stem}-{stamp}").resolve()
     study_dir.mkdir(parents=True)
@@ -487,7 +520,7 @@ def study(
     )
     (study_dir / "plan.json").write_text(json.dumps(started, indent=1, default=str))
     try:
-        grid = _tuner(plan, study_dir, chosen, knobs).fit()
+        grid = _tuner(plan, study_dir, bundles, chosen, knobs).fit()
     finally:
         if rt.owns_cluster:
             rt.shutdown()
