@@ -307,7 +307,9 @@ class RayRuntime:
     def placement(self, actors: list) -> list[dict]:
         """Where each of `actors` runs: its node's id, and the folder its `ddrl_lab` was imported
         from."""
-        return self.get([self.probe(a, _whereabouts) for a in actors], timeout=30)
+        # (queued behind each actor's creation: a loaded machine, or a study's next trial starting while
+        # the last one's processes end, can take tens of seconds)
+        return self.get([self.probe(a, _whereabouts) for a in actors], timeout=120)
 
     def probe(self, actor, fn):
         """A ref to `fn(actor)` run in `actor`'s process, queued behind the calls it is serving

@@ -185,3 +185,22 @@ def test_a_population_exploits_through_checkpoints_and_names_its_lineage(tmp_pat
     record = json.loads((r.dir / "study.json").read_text())
     assert len(record["lineage"]) == len(lin) and len(record["members"]) == 4
     assert f"{len(lin)} exploits" in r.text()
+
+
+@pytest.mark.slow
+def test_asha_stops_the_worst_trials_early(tmp_path):
+    """ASHA (#65): four trials of PPO on CartPole, two learning rates (one of them too small to learn) x two seeds,
+    rungs every 2,048 env steps halving the field: at least one trial is stopped before its budget (its job stopped
+    cleanly, its run directory kept), at least one runs the whole budget, and the table still has every cell."""
+    from ddrl_lab.runlog.run_dir import RunFiles
+    from ddrl_lab.studies.tune import study
+
+    r = study("cartpole-ppo", {"algo.lr": [1e-6, 1e-3]}, seeds=2, scheduler="asha", interval=2048, out=tmp_path,
+              overrides={"run.runtime": "serial", "run.total_env_steps": 16_384, "run.target_return": None,
+                         "run.record_episode": 0})
+    ends = {d.parent.name: (RunFiles(d).meta()["status"], int(RunFiles(d).rows().env_steps.iloc[-1]))
+            for d in (r.dir / "runs").glob("*/*/") if (d / "meta.json").exists()}
+    assert len(ends) == 4, ends
+    assert any(status == "stopped" and steps < 16_384 for status, steps in ends.values()), ends
+    assert any(status == "finished" and steps >= 16_384 for status, steps in ends.values()), ends
+    assert len(r.rows) == 2 and not r.failed, r.text()

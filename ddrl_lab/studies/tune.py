@@ -305,7 +305,13 @@ def _tuner(
         tune.with_resources(run_trial, lambda params: groups[params["cell"]]),
         param_space=_space(plan, study_dir, knobs),
         tune_config=tune.TuneConfig(num_samples=1, scheduler=scheduler, reuse_actors=False),
-        run_config=tune.RunConfig(name="tune", storage_path=str(study_dir), verbose=0),
+        run_config=tune.RunConfig(
+            name="tune",
+            storage_path=str(study_dir),
+            verbose=0,
+            # a trial that fails (an actor that did not start) is tried once more, in a new run directory
+            failure_config=tune.FailureConfig(max_failures=1),
+        ),
     )
 
 # %% ../../nbs/studies/04_tune.ipynb 25
@@ -322,14 +328,19 @@ def _final_return(df: pd.DataFrame) -> Optional[float]:
 
 def cell_rows(plan: StudyPlan, study_dir: Path) -> list:
     """One row per cell from its trials' run directories: the cell's settings, then its final
-    return, time and env steps to the target over the seeds (`seed_summary`)."""
+    return, time and env steps to the target over the seeds that ran (`seed_summary`), and how many
+    trials failed (no run of the cell: not counted as missing the target)."""
     rows = []
     for i, (cell, cfg) in enumerate(zip(plan.cells, plan.configs)):
-        finals, times, steps, dirs = [], [], [], []
+        finals, times, steps, dirs, failed = [], [], [], [], 0
         for seed in plan.seeds:
             run_dir = newest_run(study_dir / "runs" / f"cell{i}-seed{seed}")
-            df = RunFiles(run_dir).rows() if run_dir else pd.DataFrame()
             dirs.append(str(run_dir) if run_dir else None)
+            # a trial that failed is no run of the cell: counted apart, not as one that missed
+            if run_dir is None or RunFiles(run_dir).meta().get("status") == "failed":
+                failed += 1
+                continue
+            df = RunFiles(run_dir).rows()
             finals.append(_final_return(df))
             hit = first_at(df, cfg.run.target_return) if cfg.run.target_return is not None else None
             times.append(hit[0] if hit else None)
@@ -339,6 +350,7 @@ def cell_rows(plan: StudyPlan, study_dir: Path) -> list:
                 cell=cell,
                 target=cfg.run.target_return,
                 run_dirs=dirs,
+                failed=failed,
                 final_return=seed_summary(finals),
                 time_to_target_s=seed_summary(times),
                 env_steps_to_target=seed_summary(steps),
@@ -393,8 +405,9 @@ class StudyResult:
         for r in self.rows:
             shown = ", ".join(f"{k}={v}" for k, v in r["cell"].items()) or self.plan.preset
             t, f = r["time_to_target_s"], r["final_return"]
+            failed = f" ({r['failed']} more failed)" if r.get("failed") else ""
             lines.append(
-                f"{shown}: {t['runs']} seeds, {t['missed']} missed the target {r['target']}"
+                f"{shown}: {t['runs']} seeds{failed}, {t['missed']} missed the target {r['target']}"
             )
             lines.append(f"  time to target (s): {_figure(t)}")
             lines.append(f"  final return:       {_figure(f)}")
