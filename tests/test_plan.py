@@ -108,7 +108,7 @@ PRESETS = sorted(list_presets())
 def test_every_shipped_preset_plans_at_1_2_and_1024_workers_on_its_shipped_runtime(preset, capsys):
     """Each preset as shipped (its own runtime: Ray for most, so its calibration runs it on Ray) plans at 1, 2 and 1,024
     workers; a count at which the config itself is refused has a row saying why (the config check's own words for the
-    preset with that count), and every other row a positive rate. (A calibration each: 10 s to 4 min a preset here.)"""
+    preset with that count), and every other row a positive rate. (A calibration each: 15 s to 5 min a preset on a shared 2-core AMD EPYC.)"""
     cfg = load_config(preset)
     assert main(["plan", preset, "--workers", "1,2,1024"]) == 0, capsys.readouterr().err
     out = capsys.readouterr().out.splitlines()
