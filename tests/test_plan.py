@@ -3,7 +3,12 @@ each topology's saturation, the verdict and a figure; a calibration saved and us
 paragraph with exit 2."""
 import json
 
+import pytest
+
 from ddrl_lab.cli import main
+from ddrl_lab.config.load import list_presets, load_config
+from ddrl_lab.config.schema import ConfigError
+from ddrl_lab.plan.model import COUNT_KEYS, planned
 
 PLAN = ["plan", "cartpole-ppo", "--set", "run.runtime=serial"]   # (on Ray a calibration also times a remote call)
 
@@ -15,6 +20,10 @@ def test_plan_prints_a_table_a_verdict_and_a_figure_from_a_calibration_it_saves_
     table = first[: first.index("")]
     assert table[0].split()[:3] == ["topology", "workers", "env_steps_per_s"]
     assert [line.split()[:2] for line in table[1:]] == [[t, n] for t in ("barrier", "channel") for n in ("1", "2", "64")]
+    # the preset's minibatch (256 steps) is more than one worker's batch (128): refused there, in its rows, not a crash
+    refused = [line for line in table[1:] if line.split()[2] == "refused:"]
+    assert [line.split()[:2] for line in refused] == [["barrier", "1"], ["channel", "1"]], table
+    assert all("algo.minibatch_size = 256 is larger than one batch" in line for line in refused), refused
     said = first[len(table) + 1 :]
     for topology, line in zip(("barrier", "channel"), said):
         assert line.startswith(f"{topology}: saturates at ") or line.startswith(f"{topology}: still growing at 64"), line
@@ -89,3 +98,36 @@ def test_plan_models_the_parameter_plane_and_on_device_groups(capsys):
         assert two > one or topologies[-1] == "on-device", rate
         assert any(line.startswith(f"{topologies[-1]}: ") for line in out)
         assert not any("not modelled" in line for line in out)
+
+
+PRESETS = sorted(list_presets())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("preset", PRESETS)
+def test_every_shipped_preset_plans_at_1_2_and_1024_workers_on_its_shipped_runtime(preset, capsys):
+    """Each preset as shipped (its own runtime: Ray for most, so its calibration runs it on Ray) plans at 1, 2 and 1,024
+    workers; a count at which the config itself is refused has a row saying why (the config check's own words for the
+    preset with that count), and every other row a positive rate. (A calibration each: 15 s to 5 min a preset on a shared 2-core AMD EPYC.)"""
+    cfg = load_config(preset)
+    assert main(["plan", preset, "--workers", "1,2,1024"]) == 0, capsys.readouterr().err
+    out = capsys.readouterr().out.splitlines()
+    rows = [line.split(maxsplit=2) for line in out[1 : out.index("")]]
+    assert [r[:2] for r in rows] == [[t, n] for t in planned(cfg) for n in ("1", "2", "1024")], out
+    refused = set()
+    for topology, n, rest in rows:
+        key = COUNT_KEYS.get(topology, "topology.num_workers")
+        try:
+            load_config(preset, {key: int(n)})
+            assert float(rest.split()[0]) > 0, (topology, n, rest)
+        except ConfigError as e:
+            assert rest == f"refused: {' '.join(e.problems)}", (topology, n, rest)
+            refused.add((topology, int(n)))
+    # the counts these presets are known to be refused at, each in the table (the quickstart's preset at one worker
+    # crashed the command before)
+    if preset == "cartpole-ppo":
+        assert refused == {("barrier", 1), ("channel", 1)}, refused
+    if cfg.topology.mode == "on-device":          # at most 512 learners in a config
+        assert refused == {("on-device", 1024)}, refused
+    verdict = out[-1]
+    assert verdict.startswith("worth distributing? ") and "the learner is busy" in verdict, verdict

@@ -18,7 +18,7 @@ from ..plan.plane import ring_s
 from ..plan.books import Costs
 from ..loops.plane import is_plane
 from ..plan.engine import PROFILES
-from ..plan.model import Calibration, calibrated_keys, planned, ray_cpu_s
+from ..plan.model import Calibration, calibrated_keys, fewest_workers, planned, ray_cpu_s
 from .collectives import timing
 from .harness import machine_info, per_segment, run_job_for
 from .sampling import fixed_weights
@@ -117,13 +117,15 @@ def sample_costs(cfg: Config, rt, weights: dict, repeats: int) -> tuple[float, f
 
 # %% ../../nbs/bench/07_calibrate.ipynb 7
 def driver_run(cfg: Config, seconds: float = 12.0) -> dict:
-    """CPU seconds per segment while `cfg` runs on Ray with one worker: the driver's (`driver_s`,
-    `bench driver`'s measure: all of this process's CPU, an upper bound) and the whole machine's
-    (`machine_s`: every process's, Ray's own included); each the median over the windows between
-    the run's rows (a second each): a burst of another process's CPU in one window is left out."""
-    one = {"topology.num_workers": 1, "run.record_episode": 0, "run.log_interval_s": 1.0}
-    r = run_job_for(cfg, {"run.runtime": "ray", **one}, seconds)
-    return per_segment(r["marks"])
+    """CPU seconds per segment while `cfg` runs on Ray with one worker, or the fewest it is valid
+    with (`workers`, `plan.model.fewest_workers`): the driver's (`driver_s`, `bench driver`'s
+    measure: all of this process's CPU, an upper bound) and the whole machine's (`machine_s`: every
+    process's, Ray's own included); each the median over the windows between the run's rows (a
+    second each): a burst of another process's CPU in one window is left out."""
+    workers = fewest_workers(cfg)
+    few = {"topology.num_workers": workers, "run.record_episode": 0, "run.log_interval_s": 1.0}
+    r = run_job_for(cfg, {"run.runtime": "ray", **few}, seconds)
+    return per_segment(r["marks"]) | dict(workers=workers)
 
 # %% ../../nbs/bench/07_calibrate.ipynb 8
 def segment_update_costs(learner, segments: list, repeats: int) -> dict:
@@ -339,7 +341,8 @@ def calibrate(cfg: Config, repeats: int = 9) -> Calibration:
         if cfg.sync.aggregation != "parameter-server":  # (float32 weights: 4 bytes each)
             plane["ring_step_s"] = ring_step_s(len(pickle.dumps(weights, protocol=5)) // 4)
         learned |= plane
-    run = dict(driver_s=0.0, machine_s=0.0)  # (in one process: no driver and no runtime of its own)
+    # (in one process: no driver and no runtime of its own)
+    run = dict(driver_s=0.0, machine_s=0.0, workers=1)
     if cfg.run.runtime == "ray":
         quiet()
         run = driver_run(cfg)
@@ -352,7 +355,8 @@ def calibrate(cfg: Config, repeats: int = 9) -> Calibration:
         driver_s=run["driver_s"],
         **learned,
     )
-    costs.ray_cpu_s = ray_cpu_s(cfg, costs, run["machine_s"]) if run["machine_s"] else 0.0
+    machine_s = run["machine_s"]
+    costs.ray_cpu_s = ray_cpu_s(cfg, costs, machine_s, run["workers"]) if machine_s else 0.0
     return Calibration(calibrated_keys(cfg), machine_info(), costs, utc_now())
 
 # %% ../../nbs/bench/07_calibrate.ipynb 12

@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 from typing import Optional
 
-from ..config.load import flat_config
-from ..config.schema import Config
+from ..config.load import apply_overrides, config_from_dict, config_to_dict, flat_config
+from ..config.schema import Config, ConfigError
 from ..loops.plane import is_plane
 from ..loops.replay import replay_rate_limits
 from ..loops.topologies import loop_for
@@ -21,8 +21,9 @@ from .plane import PlaneSpec
 from .sim import CentralSpec, ChannelSpec, ReplaySpec, simulate
 
 # %% auto 0
-__all__ = ['CALIBRATED', 'WORKERS_EXPECTED', 'calibrated_keys', 'Calibration', 'network_of', 'worker_counts', 'check_plan',
-           'planned', 'spec_for', 'own_topology', 'ray_cpu_s', 'plan']
+__all__ = ['CALIBRATED', 'WORKERS_EXPECTED', 'COUNT_KEYS', 'PREDICTED', 'calibrated_keys', 'Calibration', 'network_of',
+           'worker_counts', 'check_plan', 'planned', 'spec_for', 'own_topology', 'ray_cpu_s', 'refusal',
+           'fewest_workers', 'plan']
 
 # %% ../../nbs/plan/05_model.ipynb 6
 CALIBRATED = (
@@ -145,18 +146,49 @@ def own_topology(cfg: Config) -> str:
     return name if name in planned(cfg) else planned(cfg)[0]
 
 
-def ray_cpu_s(cfg: Config, costs: Costs, machine_s: float) -> float:
+def ray_cpu_s(cfg: Config, costs: Costs, machine_s: float, workers: int = 1) -> float:
     """The runtime's own CPU per segment (`Costs.ray_cpu_s`): what the whole machine spent per
-    segment while `cfg` ran with one worker (`machine_s`, `driver_run`) less what the model computes
-    for one (its own topology at one worker, each part on a core of its own)."""
+    segment while `cfg` ran with `workers` workers (`machine_s`, `driver_run`) less what the model
+    computes for as many (its own topology at that count, each part on a core of its own)."""
     topology = own_topology(cfg)
     learners = cfg.topology.num_learners if topology == "plane" else 1
-    scale = Scale(1, learners=learners, shards=cfg.replay.shards)
-    p = simulate(topology, costs, scale, spec_for(cfg, topology, 1))
+    scale = Scale(workers, learners=learners, shards=cfg.replay.shards)
+    p = simulate(topology, costs, scale, spec_for(cfg, topology, workers))
     modelled = p.cores_busy * costs.steps_per_segment / max(p.env_steps_per_s, 1e-9)
     return float(max(machine_s - modelled, 0.0))  # (a plain float in the calibration's file)
 
-# %% ../../nbs/plan/05_model.ipynb 10
+# %% ../../nbs/plan/05_model.ipynb 11
+COUNT_KEYS = {"on-device": "topology.num_learners"}  # a topology's "workers", where not num_workers
+
+
+def refusal(cfg: Config, n: int, topology: str = "") -> str:
+    """Why `cfg` with `n` workers (on-device: `n` learners, `COUNT_KEYS`) is not a valid config: the
+    config check's problems, one paragraph ('' where it is valid)."""
+    key = COUNT_KEYS.get(topology, "topology.num_workers")
+    try:
+        config_from_dict(apply_overrides(config_to_dict(cfg), {key: n}))
+    except ConfigError as e:
+        return " ".join(e.problems)
+    return ""
+
+
+def fewest_workers(cfg: Config) -> int:
+    """The fewest workers `cfg` is a valid config with, up to its own `topology.num_workers`: the
+    count a calibration runs the config at."""
+    own = cfg.topology.num_workers
+    return next((n for n in range(1, own) if not refusal(cfg, n)), own)
+
+# %% ../../nbs/plan/05_model.ipynb 13
+PREDICTED = (
+    "env_steps_per_s",
+    "learner_busy",
+    "lag_p95",
+    "throttled",
+    "weights_mb_per_s",
+    "busiest",
+)  # a row's predictions
+
+
 def plan(
     cfg: Config,
     workers,
@@ -166,12 +198,18 @@ def plan(
 ) -> list:
     """Rows of predictions from `calibration`'s unit costs (measured by `bench.calibrate.calibrate`):
     each topology the config could run, at each worker count (`cores`: the CPUs they share; None:
-    one each)."""
+    one each); at a count the config is refused at, `refused` says why and its `PREDICTED` are None."""
     net = check_plan(workers, network)
     calibration.check(cfg)
     rows = []
     for topology in planned(cfg):
         for n in workers:
+            refused = refusal(cfg, n, topology)
+            if refused:
+                rows.append(
+                    dict(topology=topology, workers=n, **dict.fromkeys(PREDICTED), refused=refused)
+                )
+                continue
             learners = {"plane": cfg.topology.num_learners, "on-device": n}.get(topology, 1)
             scale = Scale(n, net, cores=cores, shards=cfg.replay.shards, learners=learners)
             p = simulate(topology, calibration.costs, scale, spec_for(cfg, topology, n))
@@ -185,6 +223,7 @@ def plan(
                     throttled=round(p.throttled, 2),
                     weights_mb_per_s=round(p.link_bytes_per_s["weights"] / 1e6, 1),
                     busiest=p.busiest[0],
+                    refused="",
                 )
             )
     return rows

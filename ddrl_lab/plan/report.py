@@ -8,21 +8,29 @@ from __future__ import annotations
 import dataclasses
 
 from ..config.schema import Config
-from .model import Calibration, plan, planned
+from .model import PREDICTED, Calibration, plan, planned
 
 # %% auto 0
-__all__ = ['GAIN', 'BUSY_RULE', 'PATIENCE_S', 'saturation', 'describe_saturation', 'verdict', 'plan_figure', 'format_plan',
-           'PlanReport', 'plan_report', 'unmodelled']
+__all__ = ['GAIN', 'BUSY_RULE', 'PATIENCE_S', 'valid_rows', 'saturation', 'describe_saturation', 'verdict', 'plan_figure',
+           'format_plan', 'PlanReport', 'plan_report', 'unmodelled']
 
 # %% ../../nbs/plan/06_report.ipynb 6
 GAIN = 0.1  # a topology saturates where the next worker count adds less than this
 
 
+def valid_rows(rows: list) -> list:
+    "The rows of worker counts the config is valid at (`refused` empty or absent)."
+    return [r for r in rows if not r.get("refused")]
+
+
 def saturation(rows: list, topology: str, gain: float = GAIN) -> dict:
     """Where `topology`'s throughput stops growing in a plan's `rows`: the first worker count from
     which the next one adds less than `gain`, and the component busiest there (`workers` None: it
-    still grows at the largest count planned)."""
-    mine = sorted((r for r in rows if r["topology"] == topology), key=lambda r: r["workers"])
+    still grows at the largest count planned; `component` None too: refused at every count)."""
+    mine = [r for r in valid_rows(rows) if r["topology"] == topology]
+    mine = sorted(mine, key=lambda r: r["workers"])
+    if not mine:
+        return dict(topology=topology, workers=None, component=None)
     for r, after in zip(mine, mine[1:]):
         if after["env_steps_per_s"] < (1 + gain) * r["env_steps_per_s"]:
             return dict(topology=topology, workers=r["workers"], component=r["busiest"])
@@ -31,8 +39,10 @@ def saturation(rows: list, topology: str, gain: float = GAIN) -> dict:
 
 def describe_saturation(s: dict, rows: list) -> str:
     "One line for a saturation."
+    if s["component"] is None:
+        return f"{s['topology']}: the config is refused at every worker count planned"
     if s["workers"] is None:
-        top = max(r["workers"] for r in rows if r["topology"] == s["topology"])
+        top = max(r["workers"] for r in valid_rows(rows) if r["topology"] == s["topology"])
         return f"{s['topology']}: still growing at {top} workers (busiest there: {s['component']})"
     return f"{s['topology']}: saturates at {_workers(s['workers'])} on the {s['component']}"
 
@@ -48,7 +58,11 @@ PATIENCE_S = 3600.0  # a run longer than half of this is worth distributing
 def verdict(rows: list, total_env_steps: int, patience_s: float = PATIENCE_S) -> str:
     """The seed's "worth distributing?" from a plan's rows: at the smallest worker count planned, is a
     run of `total_env_steps` longer than half of `patience_s`, or the learner under 40 % busy? Then the
-    fewest workers that come within 10 % of the fastest rate planned, and their gain."""
+    fewest workers that come within 10 % of the fastest rate planned, and their gain (the rows of
+    counts the config is valid at)."""
+    rows = valid_rows(rows)
+    if not rows:
+        return "worth distributing? unknown: the config is refused at every worker count planned."
     fewest = min(r["workers"] for r in rows)
     first = [r for r in rows if r["workers"] == fewest]
     # one worker in rounds: the undistributed loop (sample, then update)
@@ -89,6 +103,7 @@ def plan_figure(rows: list, title: str = ""):
     from plotly.colors import qualitative
     from plotly.subplots import make_subplots
 
+    rows = valid_rows(rows)
     fig = make_subplots(rows=1, cols=2, subplot_titles=("env steps/s", "version lag (p95)"))
     topologies = list(dict.fromkeys(r["topology"] for r in rows))
     for k, t in enumerate(topologies):
@@ -113,11 +128,18 @@ def plan_figure(rows: list, title: str = ""):
 
 # %% ../../nbs/plan/06_report.ipynb 15
 def format_plan(rows: list) -> str:
-    "The rows as a fixed-width table."
-    keys = list(rows[0])
-    width = {k: max(len(k), *(len(str(r[k])) for r in rows)) for k in keys}
+    """The rows as a fixed-width table; a refused count's row names its topology and count, then
+    why the config is refused there."""
+    keys = [k for k in rows[0] if k != "refused"]
+    shown = lambda r, k: not (r.get("refused") and k in PREDICTED)  # (its reason in their place)
+    width = {k: max([len(k)] + [len(str(r[k])) for r in rows if shown(r, k)]) for k in keys}
     lines = ["  ".join(k.rjust(width[k]) for k in keys)]
-    lines += ["  ".join(str(r[k]).rjust(width[k]) for k in keys) for r in rows]
+    for r in rows:
+        if r.get("refused"):
+            where = "  ".join(str(r[k]).rjust(width[k]) for k in keys[:2])
+            lines.append(f"{where}  refused: {r['refused']}")
+        else:
+            lines.append("  ".join(str(r[k]).rjust(width[k]) for k in keys))
     return "\n".join(lines)
 
 
