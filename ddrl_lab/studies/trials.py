@@ -24,7 +24,7 @@ from ..runlog.run_dir import RunFiles, newest_checkpoint, utc_now
 
 # %% auto 0
 __all__ = ['LINEAGE_COLUMNS', 'trial_name', 'trial_overrides', 'checkpoint_version', 'file_digest', 'snapshot', 'continue_from',
-           'record_exploit', 'lineage', 'report_rows', 'run_trial']
+           'record_exploit', 'recorded', 'lineage', 'report_rows', 'run_trial']
 
 # %% ../../nbs/studies/03_trials.ipynb 6
 def trial_name(params: dict) -> str:
@@ -76,6 +76,8 @@ def snapshot(job: Job, ckpt: Path, name: str, into: Path) -> Path:
     # the run as it stood at the checkpoint: stopped there, whatever it did after
     meta = RunFiles(src).meta()
     meta.update(status="stopped", end=None)
+    # (which checkpoint the donor's own learner restored from says nothing of the child's)
+    meta.pop("restored_from", None)
     (run / "meta.json").write_text(json.dumps(meta, indent=1))
     version = checkpoint_version(ckpt)
     rows = [r for r in read_jsonl(src / "metrics.jsonl") if r.get("policy_version", 0) <= version]
@@ -137,6 +139,13 @@ def record_exploit(study_dir, child: str, donor: dict, knobs: dict) -> dict:
     with open(Path(study_dir) / "lineage.jsonl", "a") as f:
         f.write(json.dumps(line) + "\n")
     return line
+
+
+def recorded(study_dir, child: str, sha256: str) -> bool:
+    """Whether `child` already copied the checkpoint `sha256` (Tune restarts a child from it again when it
+    was paused before it saved one of its own)."""
+    done = lineage(study_dir)
+    return bool(((done["child"] == child) & (done["sha256"] == sha256)).any())
 
 
 def lineage(study_dir) -> pd.DataFrame:
@@ -209,8 +218,9 @@ def run_trial(params: dict) -> None:
             job, donor = continue_from(d, out, name)
         job.start()
         job.update(**params["knobs"])
-        # (a trial Tune paused and resumed goes on from its own checkpoint: not an exploit)
-        if donor["trial"] != name:
+        # (a trial Tune paused and resumed goes on from its own checkpoint, or again from the donor's
+        # when it saved none since: not a new exploit)
+        if donor["trial"] != name and not recorded(spec["dir"], name, donor["sha256"]):
             record_exploit(spec["dir"], name, donor, params["knobs"])
     report_rows(job, name, every_report=bool(spec.get("population")))
     if job.status == "failed":
