@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 
 from ..runlog.run_dir import RunFiles
 from .stats import bootstrap_ci
-from .trials import lineage
+from .trials import lineage, newest_run
 
 # %% auto 0
 __all__ = ['PALETTE', 'study_plan', 'trial_table', 'cell_curves', 'curves_figure', 'lineage_figure', 'write_study_report']
@@ -40,8 +40,8 @@ def trial_table(study_dir) -> pd.DataFrame:
     "One row per trial started so far: its cell, status, env steps, last return and run directory."
     plan, rows = study_plan(study_dir), []
     for trial in sorted((Path(study_dir) / "runs").glob("*")):
-        found = sorted(trial.glob("*/meta.json"))
-        files = RunFiles(found[-1].parent) if found else None
+        run_dir = newest_run(trial)
+        files = RunFiles(run_dir) if run_dir else None
         df = files.rows() if files else pd.DataFrame()
         returns = df["episode_return_mean"].dropna() if "episode_return_mean" in df else []
         rows.append(

@@ -14,9 +14,8 @@ from typing import Optional
 from ..config.load import save_config
 from ..run.job import Job
 from .records import ShadowResult, shadow_configs
-from .trials import report_rows
-from ..config.schema import ConfigError
-from .tune import check_gpus, newest_run, open_cluster, trial_bundles
+from .trials import newest_run, report_rows
+from .tune import claim_trials, open_cluster, trial_bundles
 
 # %% auto 0
 __all__ = ['Divergence', 'run_side', 'PairResult', 'shadow_pair']
@@ -133,12 +132,7 @@ def shadow_pair(
     cfg_a, cfg_b = shadow_configs(config_a, config_b, overrides_a, overrides_b, common)
     need = len(trial_bundles(cfg_a)) + len(trial_bundles(cfg_b))
     rt = open_cluster(need, cfg_a.run.ray_address, "a shadow pair (both sides at once)")
-    try:
-        bundles = [trial_bundles(c, rt.gpus()) for c in (cfg_a, cfg_b)]
-        check_gpus(rt, [bundles[0] + bundles[1]], "a shadow pair (both sides at once)")
-    except ConfigError:
-        rt.shutdown()
-        raise
+    bundles = claim_trials(rt, [cfg_a, cfg_b], "a shadow pair (both sides at once)", together=True)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     pair_dir = (Path(out) / f"pair-{name}-{stamp}").resolve()
     pair_dir.mkdir(parents=True)

@@ -24,7 +24,7 @@ from ..runlog.run_dir import RunFiles, newest_checkpoint, utc_now
 
 # %% auto 0
 __all__ = ['LINEAGE_COLUMNS', 'trial_name', 'trial_overrides', 'checkpoint_version', 'file_digest', 'snapshot', 'continue_from',
-           'record_exploit', 'recorded', 'lineage', 'report_rows', 'run_trial']
+           'newest_run', 'record_exploit', 'recorded', 'lineage', 'report_rows', 'run_trial']
 
 # %% ../../nbs/studies/03_trials.ipynb 6
 def trial_name(params: dict) -> str:
@@ -110,6 +110,13 @@ def continue_from(checkpoint_dir, out, name: str) -> tuple[Job, dict]:
     meta.setdefault("lineage", []).append(dict(at=utc_now(), **donor))
     (run_dir / "meta.json").write_text(json.dumps(meta, indent=1))
     return Job.resume(run_dir), donor
+
+
+def newest_run(trial_dir) -> Optional[Path]:
+    """A trial's newest run directory, or None before its job made one (a population's member has one
+    per exploit: the newest holds its whole curve)."""
+    found = sorted(Path(trial_dir).glob("*/meta.json"))
+    return found[-1].parent if found else None
 
 # %% ../../nbs/studies/03_trials.ipynb 17
 LINEAGE_COLUMNS = [

@@ -24,13 +24,12 @@ from ..runlog.run_dir import RunFiles
 from ..runtime import make_runtime
 from .page import write_study_report
 from .stats import seed_summary
-from .trials import lineage, run_trial
+from .trials import lineage, newest_run, run_trial
 
 # %% auto 0
 __all__ = ['SCHEDULERS', 'parse_grid', 'grid_cells', 'explicit_cells', 'live_knob_keys', 'unused_knob_keys', 'StudyPlan',
            'seed_list', 'plan_study', 'trial_gpus', 'trial_bundles', 'population_knobs', 'make_scheduler',
-           'open_cluster', 'check_gpus', 'newest_run', 'cell_rows', 'member_rows', 'StudyResult', 'recommended',
-           'study']
+           'open_cluster', 'claim_trials', 'cell_rows', 'member_rows', 'StudyResult', 'recommended', 'study']
 
 # %% ../../nbs/studies/04_tune.ipynb 6
 def parse_grid(items, flag: str = "--grid") -> dict:
@@ -287,11 +286,19 @@ def _space(plan: StudyPlan, study_dir: Path, knobs: Optional[dict]) -> dict:
     return space
 
 
-def check_gpus(rt, bundles: list, who: str) -> None:
-    "Refuse (`ConfigError`) trials whose bundles ask for more GPUs than the cluster of `rt` has."
-    need = max(sum(b.get("GPU", 0.0) for b in group) for group in bundles)
-    if need > rt.gpus():
-        raise ConfigError([f"{who} needs {need:g} GPUs, but the cluster has {rt.gpus():g}."])
+def claim_trials(rt, cfgs: list, who: str, together: bool = False) -> list:
+    """Each config's trial bundles on the cluster of `rt` (`trial_bundles`), their GPUs checked against
+    it (all of `cfgs` at once when `together`); a refusal (`ConfigError`) shuts `rt` down first."""
+    try:
+        bundles = [trial_bundles(c, rt.gpus()) for c in cfgs]
+        groups = [sum(bundles, [])] if together else bundles
+        need = max(sum(b.get("GPU", 0.0) for b in group) for group in groups)
+        if need > rt.gpus():
+            raise ConfigError([f"{who} needs {need:g} GPUs, but the cluster has {rt.gpus():g}."])
+    except ConfigError:
+        rt.shutdown()
+        raise
+    return bundles
 
 
 def _tuner(
@@ -315,12 +322,6 @@ def _tuner(
     )
 
 # %% ../../nbs/studies/04_tune.ipynb 25
-def newest_run(trial_dir: Path) -> Optional[Path]:
-    "A trial's newest run directory (a population's member may have several: one per exploit)."
-    found = sorted(Path(trial_dir).glob("*/metrics.jsonl"))
-    return found[-1].parent if found else None
-
-
 def _final_return(df: pd.DataFrame) -> Optional[float]:
     last = df["episode_return_mean"].dropna() if "episode_return_mean" in df else []
     return float(last.iloc[-1]) if len(last) else None
@@ -513,12 +514,7 @@ def study(
     chosen = make_scheduler(scheduler, budget, interval or max(1, budget // 8), knobs)
     need = max(len(trial_bundles(c)) for c in plan.configs)
     rt = open_cluster(need, plan.configs[0].run.ray_address, "a trial of this study")
-    try:
-        bundles = [trial_bundles(c, rt.gpus()) for c in plan.configs]
-        check_gpus(rt, bundles, "a trial of this study")
-    except ConfigError:
-        rt.shutdown()
-        raise
+    bundles = claim_trials(rt, plan.configs, "a trial of this study")
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     study_dir = (Path(out) / f"study-{name or Path(preset).stem}-{stamp}").resolve()
     study_dir.mkdir(parents=True)
