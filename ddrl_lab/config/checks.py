@@ -225,8 +225,11 @@ def _algorithm_problems(c: Config) -> list[str]:
             f"replay.kind = '{c.replay.kind}' needs an off-policy algorithm, but algo.name = "
             f"'{c.algo.name}' is on-policy: set replay.kind=none."
         )
-    if c.algo.name == "dqn" and c.replay.kind == "none":
-        p.append("algo.name = 'dqn' learns from replay: set replay.kind to uniform or prioritized.")
+    if c.algo.from_replay and c.replay.kind == "none":
+        p.append(
+            f"algo.name = {c.algo.name!r} learns from replay: set replay.kind to uniform or "
+            "prioritized."
+        )
     batch = c.algo.segment_length * c.env.num_envs * c.topology.num_workers
     if c.algo.name in ON_POLICY and c.algo.minibatch_size > batch:
         p.append(

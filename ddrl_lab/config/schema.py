@@ -71,7 +71,7 @@ class EnvConfig:
 class AlgoConfig:
     "The learning algorithm and its hyperparameters."
 
-    name: str = setting("ppo", choices=("dqn", "ppo", "impala"))  # algorithm family
+    name: str = setting("ppo", choices=("dqn", "ppo", "impala", "sac"))  # algorithm family
     lr: float = setting(3e-4, lo=0.0, hi=1.0, lo_open=True)  # learning rate
     anneal_lr: bool = False  # decay lr linearly to 0 over run.total_env_steps
     gamma: float = setting(0.99, lo=0.0, hi=1.0)  # discount
@@ -127,6 +127,14 @@ class AlgoConfig:
     eps_decay_steps: int = setting(10_000, lo=1)
     # DQN: Huber threshold (None: squared error)
     huber_delta: Optional[float] = setting(1.0, lo=0.0, lo_open=True)
+    # sac: Polyak rate of the target critics (θ' ← τ θ + (1 - τ) θ' after every gradient step)
+    tau: float = setting(0.005, lo=0.0, hi=1.0, lo_open=True)
+    # sac: the entropy temperature at the start (it stays there unless autotune_alpha)
+    alpha: float = setting(0.2, lo=0.0, lo_open=True)
+    # sac: tune the temperature so the policy's entropy tracks target_entropy (Haarnoja et al. 2018b)
+    autotune_alpha: bool = True
+    # sac: the entropy the temperature aims at (None: minus the number of action dimensions)
+    target_entropy: Optional[float] = None
     # PPO: value clipping range (None: no clipping)
     vf_clip: Optional[float] = setting(None, lo=0.0, lo_open=True)
     # the recurrent core between the torso and the heads: none (feed-forward), lstm or gru (ppo,
@@ -145,6 +153,11 @@ class AlgoConfig:
     priority_eta: float = setting(0.9, lo=0.0, hi=1.0)
     # R2D2: targets in the rescaled space h(x) = sign(x)(sqrt(|x| + 1) - 1) + 0.001x
     value_rescale: bool = False
+
+    @property
+    def from_replay(self) -> bool:
+        "Whether the algorithm learns from replay only (dqn, sac): off-policy, any past policy's data."
+        return self.name in ("dqn", "sac")
 
 # %% ../../nbs/config/01_schema.ipynb 9
 @dataclass

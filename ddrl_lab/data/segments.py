@@ -149,7 +149,7 @@ def validate_segment(
         return f"policy_version {seg.policy_version} is negative"
     if seg.h0.size and seg.h0.shape[0] != M:
         return f"h0 has shape {seg.h0.shape}, expected ({M}, state size)"
-    for name in ("obs", "next_obs", "final_obs", "rewards", "logp", "h0"):
+    for name in ("obs", "next_obs", "final_obs", "rewards", "logp", "h0", "actions"):
         a = getattr(seg, name)
         if a.dtype.kind == "f":
             bad = ~np.isfinite(a)

@@ -123,7 +123,10 @@ class InlinePool:
     def step(self, actions) -> PoolStep:
         obs, rew, term, trunc = self._obs, self._rew, self._term, self._trunc
         ended = False
-        for i, (env, a) in enumerate(zip(self.envs, np.asarray(actions).tolist())):
+        actions = np.asarray(actions)
+        # Discrete: plain ints; Box: each env's own row
+        per_env = actions.tolist() if actions.ndim == 1 else list(actions)
+        for i, (env, a) in enumerate(zip(self.envs, per_env)):
             o, r, te, tr, _ = env.step(a)
             ended = ended or te or tr
             obs[i] = o

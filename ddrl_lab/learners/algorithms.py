@@ -21,9 +21,10 @@ from ..data.segments import Segment, concat_segments
 from ..replay.sequence import replay_items
 from ..objectives.sequences import r2d2_loss
 from ..objectives.targets import double_q_values, dqn_loss, vtrace, vtrace_objective
+from ..objectives.continuous import polyak, sac_actor_loss, sac_target, temperature_loss
 
 # %% auto 0
-__all__ = ['LEARNERS', 'PPOLearner', 'IMPALALearner', 'DQNLearner', 'R2D2Learner', 'learner_class']
+__all__ = ['LEARNERS', 'PPOLearner', 'IMPALALearner', 'DQNLearner', 'R2D2Learner', 'SACLearner', 'learner_class']
 
 # %% ../../nbs/learners/02_algorithms.ipynb 6
 class PPOLearner(Learner):
@@ -152,7 +153,7 @@ class DQNLearner(Learner):
             self.target = copy.deepcopy(self.model)
         # optimizer step of the last target-network copy
         self.synced_at = getattr(self, "synced_at", 0)
-        self.model.set_epsilon(self.epsilon(self.env_steps))
+        self._explore(self.env_steps)
 
     @timed
     def update(
@@ -201,10 +202,11 @@ class DQNLearner(Learner):
                 replay_age_mean=float(ages.mean()),
                 version_lags=ages.tolist(),
                 lr=self.current_lr(),
-                epsilon=self.epsilon(self.env_steps),
             )
             self.version += 1
-        self.model.set_epsilon(self.epsilon(self.env_steps))
+        explore = self._explore(self.env_steps)
+        if pieces:
+            info.update(explore)
         info["policy_version"], info["incarnation"], info["restored_from"] = (
             self.version,
             self.incarnation,
@@ -222,11 +224,18 @@ def epsilon(self: DQNLearner, env_steps: int) -> float:
 
 
 @patch
+def _explore(self: DQNLearner, env_steps: int) -> dict:
+    "Set the acting policy's exploration for `env_steps` env steps (epsilon); what a row shows of it."
+    eps = self.epsilon(env_steps)
+    self.model.set_epsilon(eps)
+    return dict(epsilon=eps)
+
+
+@patch
 def get_weights(self: DQNLearner, env_steps: Optional[int] = None) -> dict:
-    """The current weights (with the exploration epsilon for `env_steps` env steps) and their
-    version."""
+    """The current weights (with the exploration for `env_steps` env steps) and their version."""
     if env_steps is not None:
-        self.model.set_epsilon(self.epsilon(env_steps))
+        self._explore(env_steps)
     return super(DQNLearner, self).get_weights()
 
 
@@ -308,12 +317,18 @@ def _fit_replay(self: DQNLearner, batch: dict, n: int) -> tuple:
             td_abs[mb] = st.pop("td_abs")
             stats.append(st)
             yield loss  # (the optimizer may step here)
-            if self.opt_steps - self.synced_at >= int(self.knobs["target_update_every"]):
-                self.target.load_state_dict(self.model.state_dict())
-                self.synced_at = self.opt_steps
+            self._update_target()
 
     norms = self.optimize(losses())
     return td_abs, stats, norms
+
+
+@patch
+def _update_target(self: DQNLearner) -> None:
+    "Copy the online network into the target every `target_update_every` optimizer steps."
+    if self.opt_steps - self.synced_at >= int(self.knobs["target_update_every"]):
+        self.target.load_state_dict(self.model.state_dict())
+        self.synced_at = self.opt_steps
 
 
 @patch
@@ -386,8 +401,63 @@ class R2D2Learner(DQNLearner):
         stats["td_abs"] = stats.pop("priority")
         return loss, stats
 
-# %% ../../nbs/learners/02_algorithms.ipynb 20
-LEARNERS = {"ppo": PPOLearner, "impala": IMPALALearner, "dqn": DQNLearner}
+# %% ../../nbs/learners/02_algorithms.ipynb 21
+class SACLearner(DQNLearner):
+    """Soft actor-critic from replay samples: twin critics toward the soft target of Polyak-averaged
+    target critics, the reparameterised actor and (with `autotune_alpha`) the temperature."""
+
+    KNOBS = ("lr", "tau")
+
+    def _explore(self, env_steps: int) -> dict:
+        "SAC explores by its policy's entropy: the row shows the temperature."
+        return dict(alpha=float(self.model.log_alpha.detach().exp()))
+
+    def _update_target(self) -> None:
+        "Polyak-average the target critics toward the online ones after each optimizer step."
+        if self.opt_steps > self.synced_at:
+            for name in ("q1", "q2"):
+                polyak(getattr(self.target, name), getattr(self.model, name), self.knobs["tau"])
+            self.synced_at = self.opt_steps
+
+    def target_entropy(self) -> float:
+        "The entropy the temperature aims at: `algo.target_entropy`, or minus the action dimensions."
+        te = self.algo.target_entropy
+        return float(te) if te is not None else -float(self.model.low.numel())
+
+    def _batch(self, pieces: list[dict]) -> dict:
+        batch = super()._batch(pieces)
+        cat = np.concatenate([p["action"] for p in pieces])
+        batch["action"] = torch.as_tensor(cat, dtype=torch.float32, device=self.device)
+        return batch
+
+# %% ../../nbs/learners/02_algorithms.ipynb 22
+@patch
+def _loss(self: SACLearner, batch: dict) -> tuple[torch.Tensor, dict]:
+    m, obs = self.model, batch["obs"]
+    alpha = m.log_alpha.exp().detach()
+    with torch.no_grad():
+        next_action, next_logp = m.dist(batch["boot_obs"]).rsample_with_log_prob()
+        next_q1, next_q2 = self.target.q(batch["boot_obs"], next_action)
+        y = sac_target(batch["ret"], batch["discount"], next_q1, next_q2, next_logp, alpha)
+    q1, q2 = m.q(obs, batch["action"])
+    td1, td2 = q1 - y, q2 - y
+    critic = 0.5 * (batch["weights"] * (td1.square() + td2.square())).mean()
+    action, logp = m.dist(obs).rsample_with_log_prob()
+    actor = sac_actor_loss(*m.q(obs, action, frozen=True), logp, alpha)
+    loss = critic + actor
+    if self.algo.autotune_alpha:
+        loss = loss + temperature_loss(m.log_alpha, logp, self.target_entropy())
+    stats = dict(
+        loss_critic=critic.item(),
+        loss_actor=actor.item(),
+        q_mean=q1.mean().item(),
+        entropy=-logp.mean().item(),
+        td_abs=torch.maximum(td1.abs(), td2.abs()).detach(),
+    )
+    return loss, stats
+
+# %% ../../nbs/learners/02_algorithms.ipynb 23
+LEARNERS = {"ppo": PPOLearner, "impala": IMPALALearner, "dqn": DQNLearner, "sac": SACLearner}
 
 
 def learner_class(cfg: Config) -> type:

@@ -29,9 +29,9 @@ def plane_problems(cfg: Config) -> list[str]:
     s, t, p = cfg.sync, cfg.topology, []
     if not (t.num_learners > 1 or s.mode == "soft" or s.aggregation == "hybrid"):
         return p
-    if cfg.algo.name == "dqn":
+    if cfg.algo.from_replay:
         p.append(
-            f"algo.name = 'dqn' runs with one learner through replay: set "
+            f"algo.name = {cfg.algo.name!r} runs with one learner through replay: set "
             f"topology.num_learners=1 and sync.mode=async "
             f"(got {t.num_learners} learners, sync.mode {s.mode!r})."
         )

@@ -24,10 +24,10 @@ from ..envs.pools import env_problems, env_spaces
 from ..runtime import env_modules, make_runtime
 
 # %% auto 0
-__all__ = ['LOOPS', 'IMPLEMENTED', 'FAULT_NAMES', 'NET_DRILL_S', 'DRILL_TARGETS', 'CHANNEL_KEYS', 'KNOB_KEYS', 'loop_for',
-           'parse_fault', 'network_drill_problem', 'drill_problem', 'in_group', 'unused_channel_settings',
-           'check_supported', 'knob_spec', 'checked_knobs', 'gpus_per_learner', 'cpus_needed', 'cluster_gpus',
-           'learner_gpus', 'join_cluster', 'claim_cluster']
+__all__ = ['LOOPS', 'IMPLEMENTED', 'FAULT_NAMES', 'NET_DRILL_S', 'DRILL_TARGETS', 'CHANNEL_KEYS', 'SAC_MODES', 'KNOB_KEYS',
+           'loop_for', 'parse_fault', 'network_drill_problem', 'drill_problem', 'in_group', 'unused_channel_settings',
+           'sac_problems', 'check_supported', 'knob_spec', 'checked_knobs', 'gpus_per_learner', 'cpus_needed',
+           'cluster_gpus', 'learner_gpus', 'join_cluster', 'claim_cluster']
 
 # %% ../../nbs/loops/09_topologies.ipynb 5
 # first match wins
@@ -50,7 +50,7 @@ def loop_for(cfg: Config) -> type:
 
 
 IMPLEMENTED = {
-    "algo.name": ("ppo", "impala", "dqn"),
+    "algo.name": ("ppo", "impala", "dqn", "sac"),
     "topology.mode": ("co-located", "decoupled", "central-inference", "on-device"),
     "sync.aggregation": ("parameter-server", "allreduce", "hybrid"),
 }
@@ -208,15 +208,36 @@ def unused_channel_settings(cfg: Config, loop_name: str) -> list[str]:
     ]
 
 
-def _made_env_problems(env: EnvConfig) -> list[str]:
-    "Why one env of `env` cannot be made, or the models cannot take its spaces, or []."
+def _made_env_problems(env: EnvConfig, algo: str) -> list[str]:
+    "Why one env of `env` cannot be made, or `algo`'s models cannot take its spaces, or []."
     try:
         spaces = env_spaces(env)
     # a user's env (its module, env.kwargs) may raise anything while it is built
     except Exception as e:
         made = f"env.id = {env.id!r}" + (f" with env.kwargs = {env.kwargs}" if env.kwargs else "")
         return [f"{made}: the env could not be made ({type(e).__name__}: {e})."]
-    return space_problems(*spaces)
+    return space_problems(*spaces, algo=algo)
+
+
+SAC_MODES = ("co-located", "decoupled")
+
+
+def sac_problems(cfg: Config) -> list[str]:
+    "What this version cannot run of SAC: its topologies (no on-device or central-inference SAC yet), a recurrent core."
+    if cfg.algo.name != "sac":
+        return []
+    p = []
+    if cfg.topology.mode not in SAC_MODES:
+        p.append(
+            f"topology.mode = {cfg.topology.mode!r} with algo.name = 'sac' is not available yet: "
+            f"SAC runs {' or '.join(map(repr, SAC_MODES))} in this version."
+        )
+    if cfg.algo.rnn != "none":
+        p.append(
+            f"algo.rnn = {cfg.algo.rnn!r} with algo.name = 'sac' is not available yet: SAC's actor "
+            "and critics are feed-forward in this version; set algo.rnn=none."
+        )
+    return p
 
 # %% ../../nbs/loops/09_topologies.ipynb 8
 def check_supported(cfg: Config) -> None:
@@ -259,7 +280,7 @@ def check_supported(cfg: Config) -> None:
             problems.append(f"run.faults[{i}] = {spec!r}: {p}")
     if (
         cfg.topology.mode == "co-located"
-        and cfg.algo.name != "dqn"
+        and not cfg.algo.from_replay
         and (cfg.sync.mode != "sync" or cfg.replay.kind != "none")
     ):
         problems.append(
@@ -267,11 +288,9 @@ def check_supported(cfg: Config) -> None:
             f"policy lag): it runs "
             f"{cfg.algo.name} with sync.mode = 'sync' and without replay (got "
             f"sync.mode {cfg.sync.mode!r}, "
-            f"replay.kind {cfg.replay.kind!r}); only dqn goes through replay there."
+            f"replay.kind {cfg.replay.kind!r}); only dqn and sac go through replay there."
         )
-    if cfg.topology.overlap_acting and (
-        cfg.topology.mode != "co-located" or cfg.algo.name == "dqn"
-    ):
+    if cfg.topology.overlap_acting and (cfg.topology.mode != "co-located" or cfg.algo.from_replay):
         problems.append(
             f"topology.overlap_acting = true lets a co-located job's workers act "
             f"while its learner updates: it needs "
@@ -280,15 +299,16 @@ def check_supported(cfg: Config) -> None:
             f"{cfg.algo.name!r}); decoupled workers act apart from the learner "
             f"already."
         )
-    if cfg.algo.name == "dqn" and cfg.sync.mode != "async" and not problems:
+    if cfg.algo.from_replay and cfg.sync.mode != "async" and not problems:
         problems.append(
-            f"algo.name = 'dqn' runs decoupled through replay (workers write, the "
+            f"algo.name = {cfg.algo.name!r} runs decoupled through replay (workers write, the "
             f"learner samples): "
             f"set sync.mode=async (got {cfg.sync.mode!r})."
         )
+    problems += sac_problems(cfg)
     env = env_problems(cfg.env, cfg.validation)
     if not env:
-        env = _made_env_problems(cfg.env)
+        env = _made_env_problems(cfg.env, cfg.algo.name)
     if problems or env:
         raise ConfigError(problems + env)
 
@@ -436,7 +456,11 @@ def claim_cluster(cfg: Config, loop: Optional[type] = None) -> tuple:
     each learner asks for. A cluster that cannot hold the job, or GPUs it does not have, is refused
     (`ConfigError`) with nothing left connected."""
     runtime = None
-    if cfg.run.runtime == "ray" and cfg.run.ray_address is not None and cfg.topology.mode != "co-located":
+    if (
+        cfg.run.runtime == "ray"
+        and cfg.run.ray_address is not None
+        and cfg.topology.mode != "co-located"
+    ):
         runtime = join_cluster(cfg, loop)
     try:
         return runtime, learner_gpus(cfg, runtime, loop)

@@ -67,6 +67,17 @@ class TanhGaussian:
         u = self.base.rsample()
         return self._squash(u), self._log_prob_u(u)
 
+    def sample_with_log_prob(self, generator=None) -> tuple[torch.Tensor, torch.Tensor]:
+        """An action drawn with `generator` (used on its own device only; no gradient path: acting)
+        and its log-probability."""
+        n = self.base.normal
+        on_device = generator is not None and generator.device == n.loc.device
+        noise = torch.randn(
+            n.loc.shape, generator=generator if on_device else None, device=n.loc.device
+        )
+        u = n.loc + n.scale * noise.to(n.loc.dtype)
+        return self._squash(u), self._log_prob_u(u)
+
     def mode(self) -> torch.Tensor:
         return self._squash(self.base.mode())
 
@@ -75,7 +86,7 @@ class TanhGaussian:
         y = ((action - self.center) / self.scale).clamp(-1 + eps, 1 - eps)
         return self._log_prob_u(torch.atanh(y))
 
-# %% ../../nbs/nn/05_distributions.ipynb 16
+# %% ../../nbs/nn/05_distributions.ipynb 18
 class MultiCategorical:
     "A Categorical per dimension of a MultiDiscrete space, from logits split by `nvec`."
 

@@ -166,7 +166,7 @@ class Numerics:
 
 def train_batch(algo) -> int:
     "Samples in one gradient step of `algo`: DQN's `batch_size`, else `minibatch_size`."
-    return algo.batch_size if algo.name == "dqn" else algo.minibatch_size
+    return algo.batch_size if algo.from_replay else algo.minibatch_size
 
 
 def choose_numerics(

@@ -12,17 +12,17 @@ __all__ = ['sac_target', 'sac_actor_loss', 'temperature_loss', 'td3_target_actio
 
 # %% ../../nbs/objectives/06_continuous.ipynb 5
 def sac_target(
-    reward: torch.Tensor,
-    done: torch.Tensor,
+    ret: torch.Tensor,
+    discount: torch.Tensor,
     next_q1: torch.Tensor,
     next_q2: torch.Tensor,
     next_logp: torch.Tensor,
     alpha: float,
-    gamma: float,
 ) -> torch.Tensor:
-    "The soft Bellman target: r + γ (1 - done) (min(Q1', Q2') - α log π(a'|s'))."
+    """The soft Bellman target: ret + discount (min(Q1', Q2') - α log π(a'|s')), `ret` the (n-step)
+    return and `discount` γⁿ, 0 after a termination (what a replay shard stores per item)."""
     soft = torch.minimum(next_q1, next_q2) - alpha * next_logp
-    return reward + gamma * (1.0 - done.to(soft.dtype)) * soft
+    return ret + discount * soft
 
 
 def sac_actor_loss(
@@ -51,14 +51,13 @@ def td3_target_action(
 
 
 def td3_target(
-    reward: torch.Tensor,
-    done: torch.Tensor,
+    ret: torch.Tensor,
+    discount: torch.Tensor,
     next_q1: torch.Tensor,
     next_q2: torch.Tensor,
-    gamma: float,
 ) -> torch.Tensor:
-    "The clipped double-Q target: r + γ (1 - done) min(Q1', Q2') at the smoothed target action."
-    return reward + gamma * (1.0 - done.to(next_q1.dtype)) * torch.minimum(next_q1, next_q2)
+    "The clipped double-Q target: ret + discount min(Q1', Q2') at the smoothed target action."
+    return ret + discount * torch.minimum(next_q1, next_q2)
 
 
 def td3_actor_loss(q1_at_mu: torch.Tensor) -> torch.Tensor:

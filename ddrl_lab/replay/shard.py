@@ -60,7 +60,7 @@ def transitions(seg: Segment, n_step: int = 1, gamma: float = 0.99) -> dict[str,
     end = (last * M + cols).reshape(-1)
     return dict(
         obs=seg.obs.reshape(T * M, *seg.obs.shape[2:]),
-        action=seg.actions.reshape(-1),
+        action=seg.actions.reshape(T * M, *seg.actions.shape[2:]),
         ret=ret.reshape(-1).astype(np.float32),
         boot_obs=after[end],
         discount=discount.reshape(-1).astype(np.float32),

@@ -10,6 +10,7 @@ import time
 import uuid
 from typing import Optional
 
+import gymnasium as gym
 import numpy as np
 import torch
 
@@ -24,9 +25,30 @@ from ..data.codecs import Encoded, get_codec
 from ..data.segments import Segment, validate_segment
 
 # %% auto 0
-__all__ = ['to_numpy', 'DrillKnobs', 'EnvRunner', 'EpisodeTaint']
+__all__ = ['UniformActions', 'to_numpy', 'DrillKnobs', 'EnvRunner', 'EpisodeTaint']
 
 # %% ../../nbs/workers/00_runner.ipynb 4
+class UniformActions:
+    """Actions drawn uniformly from an action space (Discrete, or a bounded Box) with `generator`,
+    and their log-probability: the policy-free sampler (weights without `params`)."""
+
+    def __init__(self, space: gym.Space, generator: torch.Generator):
+        self.space, self.gen = space, generator
+        if isinstance(space, gym.spaces.Box):
+            self.low = torch.as_tensor(space.low, dtype=torch.float32)
+            self.width = torch.as_tensor(space.high - space.low, dtype=torch.float32)
+            self.logp = np.float32(-np.log(self.width.numpy().astype(np.float64)).sum())
+        else:
+            self.logp = np.float32(-np.log(int(space.n)))
+
+    def __call__(self, M: int) -> tuple[torch.Tensor, np.float32]:
+        "`M` actions and the log-probability of each."
+        if isinstance(self.space, gym.spaces.Box):
+            u = torch.rand(M, *self.low.shape, generator=self.gen)
+            return self.low + self.width * u, self.logp
+        return torch.randint(int(self.space.n), (M,), generator=self.gen), self.logp
+
+# %% ../../nbs/workers/00_runner.ipynb 6
 def to_numpy(x) -> np.ndarray:
     "NumPy view of a pool's output (torch backends return tensors, maybe on a device)."
     return x.cpu().numpy() if torch.is_tensor(x) else np.asarray(x)
@@ -71,8 +93,8 @@ class EnvRunner(DrillKnobs):
         # a recurrent policy's memory of the envs (zero-width for a feed-forward policy)
         self.memory = EnvStates(self.model, cfg.env.num_envs)
         self.gen = torch.Generator().manual_seed(cfg.run.seed * 1_000_003 + worker_id)
-        self.num_actions, self.uniform = int(spaces[1].n), False
-        self.uniform_logp = np.float32(-np.log(self.num_actions))
+        self.action_space, self.uniform = spaces[1], False
+        self.random_actions = UniformActions(spaces[1], self.gen)
         self.version, self.seq, self.env_steps, self.episodes, self.rejected = -1, 0, 0, 0, 0
         self.poison, self.delay_s = False, 0.0
         # episodes with a step in a rejected segment report no return
@@ -84,12 +106,12 @@ class EnvRunner(DrillKnobs):
         self.incarnation = uuid.uuid4().hex[:12]
         self._device = getattr(self.pool, "device", None)  # torch pools take actions as tensors
 
-# %% ../../nbs/workers/00_runner.ipynb 5
+# %% ../../nbs/workers/00_runner.ipynb 7
 @patch
 def collect(self: EnvRunner, weights: dict) -> Segment:
     """Load `weights` if they are newer, then step every env `T` times. Weights whose `params`
     are `None` mean no
-    policy: actions uniformly at random (log-probability `-log(num_actions)`), which samples the
+    policy: actions uniformly at random (`UniformActions`), which samples the
     envs alone."""
     if weights["version"] != self.version or (weights["params"] is None) != self.uniform:
         if weights["params"] is not None:
@@ -97,7 +119,9 @@ def collect(self: EnvRunner, weights: dict) -> Segment:
         self.version, self.uniform = weights["version"], weights["params"] is None
     T, M = self.T, self.cfg.env.num_envs
     obs = np.empty((T, *self.obs.shape), self.obs.dtype)
-    actions, logp = np.empty((T, M), np.int64), np.empty((T, M), np.float32)
+    box = isinstance(self.action_space, gym.spaces.Box)
+    actions = np.empty((T, M, *self.action_space.shape), np.float32 if box else np.int64)
+    logp = np.empty((T, M), np.float32)
     rewards, terminated, truncated = (
         np.empty((T, M), np.float32),
         np.empty((T, M), bool),
@@ -109,8 +133,7 @@ def collect(self: EnvRunner, weights: dict) -> Segment:
         obs[t] = self.obs
         state = self.memory.state  # (no policy: the memory stands still)
         if self.uniform:
-            action = torch.randint(self.num_actions, (M,), generator=self.gen)
-            lp = self.uniform_logp
+            action, lp = self.random_actions(M)
         else:
             with torch.inference_mode(), self.autocast():
                 action, lp, state = policy_act(
@@ -161,7 +184,7 @@ def collect(self: EnvRunner, weights: dict) -> Segment:
     self.episodes += len(ep_returns)
     return seg
 
-# %% ../../nbs/workers/00_runner.ipynb 6
+# %% ../../nbs/workers/00_runner.ipynb 8
 @patch
 def autocast(self: EnvRunner):
     """bf16 autocast for inference where `algo.bf16` resolves to it on this CPU
@@ -242,7 +265,7 @@ def state_dict(self: EnvRunner) -> dict:
         sd.update(pool=pool, obs=torch.from_numpy(np.array(self.obs)))
     return sd
 
-# %% ../../nbs/workers/00_runner.ipynb 7
+# %% ../../nbs/workers/00_runner.ipynb 9
 @patch
 def load_state_dict(self: EnvRunner, sd: dict) -> None:
     """Continue from `state_dict()` (the weights come with the next `collect`, whatever their
@@ -264,7 +287,7 @@ def load_state_dict(self: EnvRunner, sd: dict) -> None:
 def close(self: EnvRunner) -> None:
     self.pool.close()
 
-# %% ../../nbs/workers/00_runner.ipynb 9
+# %% ../../nbs/workers/00_runner.ipynb 11
 class EpisodeTaint:
     """Which envs' episodes so far have a step in a rejected segment, for a stream of segments of
     `T` steps:
