@@ -154,6 +154,8 @@ class RateLimiter:
         self.lock = threading.RLock()
         self._changed = threading.Condition(self.lock)
         self._inserts = self._samples = self._deletes = 0
+        # diff units (1/q) carried over a live change of samples_per_insert (`set`)
+        self._carry = 0
         self._blocked = {"insert": 0, "sample": 0}  # calls that had to wait (timed out or not)
         self._waiting = {"insert": 0, "sample": 0}  # calls waiting now
         self._wait_s = {"insert": 0.0, "sample": 0.0}  # seconds waited by calls that are done
@@ -207,7 +209,7 @@ class RateLimiter:
 def _why_not_insert(self: RateLimiter, n: int) -> Optional[str]:
     if self._inserts - self._deletes + n <= self._m:
         return None
-    after = self._inserts * self._p - self._samples * self._q + n * self._p
+    after = self._units() + n * self._p
     if after <= self._hi:
         return None
     return (
@@ -223,7 +225,7 @@ def _why_not_sample(self: RateLimiter, n: int) -> Optional[str]:
     size = self._inserts - self._deletes
     if size < self._m:
         return f"waiting for inserts: the table holds {size} item(s), fewer than min_size_to_sample = {self._m}."
-    after = self._inserts * self._p - self._samples * self._q - n * self._q
+    after = self._units() - n * self._q
     if after >= self._lo:
         return None
     return (
@@ -313,8 +315,10 @@ def set(
     max_size: Optional[int] = None,
 ) -> None:
     """Change settings live (None keeps one); refused like the constructor's, and every waiter
-    re-checks."""
+    re-checks. A new `samples_per_insert` counts from now on: the diff carries over (past inserts
+    are not re-priced, so a raised replay ratio owes no burst of samples for the data already in)."""
     with self._changed:
+        held = Fraction(self._units(), self._q)
         self._apply(
             self._r if samples_per_insert is None else samples_per_insert,
             self._m if min_size_to_sample is None else min_size_to_sample,
@@ -322,7 +326,15 @@ def set(
             self._max_diff if max_diff is None else max_diff,
             self._max_size if max_size is None else max_size,
         )
+        self._carry = 0
+        self._carry = math.floor(held * self._q) - self._units()
         self._changed.notify_all()
+
+
+@patch
+def _units(self: RateLimiter) -> int:
+    "The diff in units of 1/q: inserts x p - samples x q, plus what a ratio change carried over."
+    return self._inserts * self._p - self._samples * self._q + self._carry
 
 
 @patch(as_prop=True)
@@ -330,7 +342,7 @@ def diff(self: RateLimiter) -> float:
     """inserts x samples_per_insert - samples, now (what the bounds hold between min_diff and
     max_diff)."""
     with self.lock:
-        return float(Fraction(self._inserts * self._p - self._samples * self._q, self._q))
+        return float(Fraction(self._units(), self._q))
 
 
 @patch
@@ -342,7 +354,7 @@ def metrics(self: RateLimiter) -> dict:
             samples=self._samples,
             deletes=self._deletes,
             size=self._inserts - self._deletes,
-            diff=float(Fraction(self._inserts * self._p - self._samples * self._q, self._q)),
+            diff=float(Fraction(self._units(), self._q)),
             blocked_inserts=self._blocked["insert"],
             blocked_samples=self._blocked["sample"],
             waiting_inserts=self._waiting["insert"],

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import copy
+import math
 import time
 from typing import Optional
 
@@ -406,7 +407,21 @@ class SACLearner(DQNLearner):
     """Soft actor-critic from replay samples: twin critics toward the soft target of Polyak-averaged
     target critics, the reparameterised actor and (with `autotune_alpha`) the temperature."""
 
-    KNOBS = ("lr", "tau")
+    KNOBS = ("lr", "tau", "alpha", "target_entropy")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.knobs["target_entropy"] is None:  # minus the action dimensions
+            self.knobs["target_entropy"] = -float(self.model.low.numel())
+
+    def set_knobs(self, **knobs) -> dict:
+        """The learner's knobs; `alpha` sets the temperature now (with `autotune_alpha` it is tuned on
+        from there toward `target_entropy`)."""
+        out = super().set_knobs(**knobs)
+        if "alpha" in knobs:
+            with torch.no_grad():
+                self.model.log_alpha.fill_(math.log(self.knobs["alpha"]))
+        return out
 
     def _explore(self, env_steps: int) -> dict:
         "SAC explores by its policy's entropy: the row shows the temperature."
@@ -418,11 +433,6 @@ class SACLearner(DQNLearner):
             for name in ("q1", "q2"):
                 polyak(getattr(self.target, name), getattr(self.model, name), self.knobs["tau"])
             self.synced_at = self.opt_steps
-
-    def target_entropy(self) -> float:
-        "The entropy the temperature aims at: `algo.target_entropy`, or minus the action dimensions."
-        te = self.algo.target_entropy
-        return float(te) if te is not None else -float(self.model.low.numel())
 
     def _batch(self, pieces: list[dict]) -> dict:
         batch = super()._batch(pieces)
@@ -446,7 +456,7 @@ def _loss(self: SACLearner, batch: dict) -> tuple[torch.Tensor, dict]:
     actor = sac_actor_loss(*m.q(obs, action, frozen=True), logp, alpha)
     loss = critic + actor
     if self.algo.autotune_alpha:
-        loss = loss + temperature_loss(m.log_alpha, logp, self.target_entropy())
+        loss = loss + temperature_loss(m.log_alpha, logp, self.knobs["target_entropy"])
     stats = dict(
         loss_critic=critic.item(),
         loss_actor=actor.item(),

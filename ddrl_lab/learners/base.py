@@ -48,7 +48,12 @@ def knob_values(names: tuple, algo, knobs: dict, who: str) -> dict:
     unknown = sorted(set(knobs) - set(names))
     if unknown:
         raise ValueError(f"unknown knob(s) {unknown}: {who} has {', '.join(names)}")
-    return {k: type(getattr(algo, k))(v) for k, v in knobs.items()}
+    out = {}
+    for k, v in knobs.items():
+        now = getattr(algo, k)
+        # an optional setting left unset (None) takes a number
+        out[k] = float(v) if now is None else type(now)(v)
+    return out
 
 # %% ../../nbs/learners/01_base.ipynb 7
 def timed(method):

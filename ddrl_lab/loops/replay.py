@@ -5,8 +5,10 @@
 # %% ../../nbs/loops/05_replay.ipynb 2
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter
+from typing import Optional
 
 from fastcore.basics import patch
 
@@ -57,7 +59,8 @@ class ReplayLoop(Loop):
     @classmethod
     def live_knobs(cls, cfg: Config, learner_knobs: tuple) -> dict:
         return {k: getattr(cfg.algo, k) for k in learner_knobs} | dict(
-            replay_capacity=cfg.replay.capacity
+            replay_capacity=cfg.replay.capacity,
+            updates_per_segment=cfg.algo.updates_per_segment,
         )
 
     def __init__(self, host: LoopHost):
@@ -104,6 +107,8 @@ def disk_full(self: ReplayLoop, seconds: float) -> None:
 @patch
 def apply(self: ReplayLoop, changed: dict, learner_knobs: tuple) -> None:
     super(ReplayLoop, self).apply(changed, learner_knobs)
+    if "updates_per_segment" in changed:
+        self.retune(float(changed["updates_per_segment"]))
     # each shard holds its share; shrinking evicts the oldest first
     if "replay_capacity" in changed:
         # a shard restarting now gets it when its restart is noticed
@@ -198,7 +203,9 @@ def run(self: ReplayLoop) -> None:
     rt, c, a, host, led = self.rt, self.config, self.config.algo, self.host, self.ledger
     S, n = len(self.shards), len(self.runners)
     balancer = ShardBalancer(S, c.replay.rebalance_every, seed=c.run.seed)
-    limiter, max_k = self.rate_limiter(n)
+    # (attributes: the updates_per_segment knob retunes them, `apply`)
+    self.limiter, self.max_k = self.rate_limiter(n)
+    limiter = self.limiter
     owed = lambda: limiter.diff - limiter.min_diff  # gradient steps the learner may take now
     weights = rt.call(self.learner, "get_weights", env_steps=0)
     pending, idle, update = {}, set(range(n)), None
@@ -240,7 +247,7 @@ def run(self: ReplayLoop) -> None:
         if take_update():
             break
         if update is None and owed() >= 1:
-            k = min(int(owed()), max_k)
+            k = min(int(owed()), self.max_k)
             update = self._start_update(balancer, limiter, k, per_step, inserted)
     # wind down: finish the update in flight
     if update is not None:
@@ -258,6 +265,18 @@ def rate_limiter(self: ReplayLoop, n: int) -> tuple[RateLimiter, int]:
     "The limiter of `replay_rate_limits` for `n` workers, and `max_k`."
     limits, max_k = replay_rate_limits(self.config, n)
     return RateLimiter(*limits), max_k
+
+
+@patch
+def retune(self: ReplayLoop, updates_per_segment: float, n: Optional[int] = None) -> None:
+    """A new replay ratio from now on (the `updates_per_segment` knob) for `n` workers (default: the
+    loop's): later inserts owe it (`RateLimiter.set` keeps what is owed now); `max_diff` and
+    `max_k` follow it as `replay_rate_limits` sizes them."""
+    n = len(self.runners) if n is None else n
+    algo = dataclasses.replace(self.config.algo, updates_per_segment=updates_per_segment)
+    limits, self.max_k = replay_rate_limits(dataclasses.replace(self.config, algo=algo), n)
+    ratio, _, lo, hi = limits
+    self.limiter.set(samples_per_insert=ratio, max_diff=self.limiter.min_diff + hi - lo)
 
 
 def replay_rate_limits(cfg: Config, n: int) -> tuple[tuple, int]:
