@@ -17,8 +17,8 @@ from ..config.schema import EnvConfig
 
 # %% auto 0
 __all__ = ['ALE_MAX_FRAMES', 'IPC_OVERHEAD_S', 'PLAIN_STATE_ENVS', 'SUITS', 'DECK', 'PoolStep', 'env_seed', 'env_seeds',
-           'make_single_env', 'EnvFn', 'InlinePool', 'ProcessPool', 'ale_game', 'uses_native_ale', 'AtariPool',
-           'step_cost', 'choose_vectorization', 'make_cpu_pool', 'rollout', 'env_state', 'set_env_state',
+           'make_single_env', 'EnvFn', 'in_bounds', 'InlinePool', 'ProcessPool', 'ale_game', 'uses_native_ale',
+           'AtariPool', 'step_cost', 'choose_vectorization', 'make_cpu_pool', 'rollout', 'env_state', 'set_env_state',
            'StatelessCartPole', 'RepeatPrevious']
 
 # %% ../../nbs/envs/00_cpu.ipynb 5
@@ -99,6 +99,15 @@ class EnvFn:
         return make_single_env(self.cfg)
 
 # %% ../../nbs/envs/00_cpu.ipynb 12
+def in_bounds(space: gym.Space, actions) -> np.ndarray:
+    """The actions envs of `space` take: a Box's clipped to its bounds (a Gaussian policy's draws
+    fall outside them; the segment keeps the draw), any other as it is. Every CPU pool steps so."""
+    actions = np.asarray(actions)
+    if isinstance(space, gym.spaces.Box):
+        return np.clip(actions, space.low, space.high).astype(space.dtype)
+    return actions
+
+
 class InlinePool:
     "Envs stepped one after another in this process (same-step autoreset)."
 
@@ -123,7 +132,7 @@ class InlinePool:
     def step(self, actions) -> PoolStep:
         obs, rew, term, trunc = self._obs, self._rew, self._term, self._trunc
         ended = False
-        actions = np.asarray(actions)
+        actions = in_bounds(self.single_action_space, actions)
         # Discrete: plain ints; Box: each env's own row
         per_env = actions.tolist() if actions.ndim == 1 else list(actions)
         for i, (env, a) in enumerate(zip(self.envs, per_env)):
@@ -197,7 +206,7 @@ class ProcessPool:
         return None
 
     def step(self, actions) -> PoolStep:
-        obs, rew, term, trunc, info = self.vec.step(np.asarray(actions))
+        obs, rew, term, trunc, info = self.vec.step(in_bounds(self.single_action_space, actions))
         done = term | trunc
         self._ret += rew
         self._len += 1

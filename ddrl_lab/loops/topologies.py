@@ -6,6 +6,8 @@
 from __future__ import annotations
 
 import dataclasses
+
+import gymnasium as gym
 from typing import Optional
 
 import ddrl_lab
@@ -24,7 +26,7 @@ from ..envs.pools import env_problems, env_spaces
 from ..runtime import env_modules, make_runtime
 
 # %% auto 0
-__all__ = ['LOOPS', 'IMPLEMENTED', 'FAULT_NAMES', 'NET_DRILL_S', 'DRILL_TARGETS', 'CHANNEL_KEYS', 'SAC_MODES', 'KNOB_KEYS',
+__all__ = ['LOOPS', 'IMPLEMENTED', 'FAULT_NAMES', 'NET_DRILL_S', 'DRILL_TARGETS', 'CHANNEL_KEYS', 'BOX_MODES', 'KNOB_KEYS',
            'loop_for', 'parse_fault', 'network_drill_problem', 'drill_problem', 'in_group', 'unused_channel_settings',
            'sac_problems', 'check_supported', 'knob_spec', 'checked_knobs', 'gpus_per_learner', 'cpus_needed',
            'cluster_gpus', 'learner_gpus', 'join_cluster', 'claim_cluster']
@@ -208,30 +210,34 @@ def unused_channel_settings(cfg: Config, loop_name: str) -> list[str]:
     ]
 
 
-def _made_env_problems(env: EnvConfig, algo: str) -> list[str]:
-    "Why one env of `env` cannot be made, or `algo`'s models cannot take its spaces, or []."
+def _made_env_problems(cfg: Config) -> list[str]:
+    """Why one env of `cfg.env` cannot be made, or the algorithm's models (or its topology) cannot
+    take its spaces, or []."""
+    env = cfg.env
     try:
         spaces = env_spaces(env)
     # a user's env (its module, env.kwargs) may raise anything while it is built
     except Exception as e:
         made = f"env.id = {env.id!r}" + (f" with env.kwargs = {env.kwargs}" if env.kwargs else "")
         return [f"{made}: the env could not be made ({type(e).__name__}: {e})."]
-    return space_problems(*spaces, algo=algo)
+    problems = space_problems(*spaces, algo=cfg.algo.name)
+    if isinstance(spaces[1], gym.spaces.Box) and cfg.topology.mode not in BOX_MODES:
+        problems.append(
+            f"topology.mode = {cfg.topology.mode!r} with a Box of actions (the env's "
+            f"{spaces[1]}) is not available yet: continuous control runs "
+            f"{' or '.join(map(repr, BOX_MODES))} in this version."
+        )
+    return problems
 
 
-SAC_MODES = ("co-located", "decoupled")
+BOX_MODES = ("co-located", "decoupled")  # the topologies that act in a Box of actions
 
 
 def sac_problems(cfg: Config) -> list[str]:
-    "What this version cannot run of SAC: its topologies (no on-device or central-inference SAC yet), a recurrent core."
+    "What this version cannot run of SAC: a recurrent core (its topologies: `_made_env_problems`)."
     if cfg.algo.name != "sac":
         return []
     p = []
-    if cfg.topology.mode not in SAC_MODES:
-        p.append(
-            f"topology.mode = {cfg.topology.mode!r} with algo.name = 'sac' is not available yet: "
-            f"SAC runs {' or '.join(map(repr, SAC_MODES))} in this version."
-        )
     if cfg.algo.rnn != "none":
         p.append(
             f"algo.rnn = {cfg.algo.rnn!r} with algo.name = 'sac' is not available yet: SAC's actor "
@@ -308,7 +314,7 @@ def check_supported(cfg: Config) -> None:
     problems += sac_problems(cfg)
     env = env_problems(cfg.env, cfg.validation)
     if not env:
-        env = _made_env_problems(cfg.env, cfg.algo.name)
+        env = _made_env_problems(cfg)
     if problems or env:
         raise ConfigError(problems + env)
 

@@ -21,14 +21,15 @@ from ddrl_lab.nn.recurrent_state import (
     EnvStates,
 )  # (its home: 05b; every holder imports it from here)
 from .packed_unroll import packed_core
-from .distributions import TanhGaussian
+from .distributions import DiagGaussian, TanhGaussian
 
 # %% auto 0
-__all__ = ['TORSOS', 'RNN_CELLS', 'LOG_STD_RANGE', 'CONTINUOUS', 'layer_init', 'resolve_torso', 'torso_problems', 'torso_layers',
-           'prepare_obs', 'bf16_autocast', 'sample_actions', 'FeedForwardPolicy', 'ActorCritic', 'epsilon_greedy_probs',
-           'EpsilonGreedy', 'QNetwork', 'RecurrentCore', 'RecurrentActorCritic', 'policy_act', 'RecurrentQNetwork',
-           'relu_mlp', 'SACPolicy', 'action_problems', 'space_problems', 'build_model', 'build_q_model', 'make_policy',
-           'get_weights', 'set_weights']
+__all__ = ['TORSOS', 'RNN_CELLS', 'LOG_STD_RANGE', 'CONTINUOUS', 'DISCRETE', 'layer_init', 'resolve_torso', 'torso_problems',
+           'torso_layers', 'prepare_obs', 'bf16_autocast', 'sample_actions', 'sample_gaussian', 'sample_from',
+           'FeedForwardPolicy', 'ActorCritic', 'GaussianActorCritic', 'epsilon_greedy_probs', 'EpsilonGreedy',
+           'QNetwork', 'RecurrentCore', 'RecurrentActorCritic', 'GaussianRecurrentActorCritic', 'policy_act',
+           'RecurrentQNetwork', 'relu_mlp', 'SACPolicy', 'action_problems', 'space_problems', 'action_count',
+           'build_model', 'build_q_model', 'make_policy', 'get_weights', 'set_weights']
 
 # %% ../../nbs/nn/02_models.ipynb 5
 def layer_init(layer: nn.Module, std: float = np.sqrt(2), bias: float = 0.0) -> nn.Module:
@@ -135,12 +136,32 @@ def sample_actions(
     return actions.squeeze(1), logp_all.gather(1, actions).squeeze(1)
 
 
+def sample_gaussian(
+    out: torch.Tensor, generator: Optional[torch.Generator] = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """One action per row of `out` `(B, 2A)` (the means, then the log-stds) drawn from the diagonal
+    Gaussian, and its log-probability (fp32): the sampler of the continuous head."""
+    mean, log_std = out.float().chunk(2, -1)
+    on_device = generator is not None and generator.device == out.device
+    noise = torch.randn(mean.shape, generator=generator if on_device else None, device=mean.device)
+    actions = mean + log_std.exp() * noise
+    return actions, DiagGaussian(mean, log_std).log_prob(actions)
+
+
+def sample_from(model: nn.Module, out: torch.Tensor, generator: Optional[torch.Generator] = None):
+    "Actions and log-probabilities from a policy's output: its Gaussian's (`model.gaussian`), else the softmax's."
+    if model.gaussian:
+        return sample_gaussian(out, generator)
+    return sample_actions(out, generator)
+
+
 class FeedForwardPolicy(nn.Module):
     """The policy interface of a model without memory, from its `heads(obs) -> (logits or q,
     value)`: a zero-width recurrent state, `step` one forward pass, `unroll` flatten, forward,
     reshape."""
 
     state_size = 0  # numbers of recurrent state per env
+    gaussian = False  # whether its policy output is a diagonal Gaussian's (means, log-stds)
 
     def __init__(self):
         super().__init__()
@@ -231,7 +252,39 @@ class ActorCritic(FeedForwardPolicy):
         the same draws from the same `generator`, without a `Categorical` per env step."""
         return sample_actions(self.actor(self._features(obs)), generator)
 
-# %% ../../nbs/nn/02_models.ipynb 18
+
+class GaussianActorCritic(ActorCritic):
+    """The actor-critic for a Box of `n_actions` actions (PPO's and IMPALA's continuous head, as
+    CleanRL's `ppo_continuous_action` builds it): the actor's outputs are the means of a diagonal
+    Gaussian with a learned state-independent log-std; its policy output `(B, 2A)` holds the means,
+    then the log-stds."""
+
+    gaussian = True
+
+    def __init__(self, obs_shape: tuple, n_actions: int, *args, **kwargs):
+        super().__init__(obs_shape, n_actions, *args, **kwargs)
+        self.log_std = nn.Parameter(torch.zeros(n_actions))
+
+    def _with_log_std(self, mean: torch.Tensor) -> torch.Tensor:
+        return torch.cat([mean, self.log_std.float().expand_as(mean)], -1)
+
+    def logits_value(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        "The policy output `(B, 2A)` (means, log-stds) and values `(B,)`, both fp32."
+        mean, value = super().logits_value(obs)
+        return self._with_log_std(mean), value
+
+    def dist(self, obs: torch.Tensor) -> DiagGaussian:
+        return DiagGaussian(self.actor(self._features(obs)).float(), self.log_std.float())
+
+    def act(
+        self, obs: torch.Tensor, generator: Optional[torch.Generator] = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        "Actions `(B, A)` drawn with `generator` (`sample_gaussian`) and their log-probabilities."
+        return sample_gaussian(
+            self._with_log_std(self.actor(self._features(obs)).float()), generator
+        )
+
+# %% ../../nbs/nn/02_models.ipynb 20
 def epsilon_greedy_probs(q: torch.Tensor, epsilon: torch.Tensor) -> torch.Tensor:
     """The epsilon-greedy policy of Q values `(B, A)`: `epsilon / A` on every action, plus
     `1 - epsilon` on the greedy one (ties to the lowest index)."""
@@ -309,7 +362,7 @@ class QNetwork(EpsilonGreedy, FeedForwardPolicy):
         (`sample_actions` on the log of `probs`, as `dist` would draw them)."""
         return sample_actions(self.policy_logits(self.q(obs)), generator)
 
-# %% ../../nbs/nn/02_models.ipynb 24
+# %% ../../nbs/nn/02_models.ipynb 26
 RNN_CELLS = {"lstm": nn.LSTMCell, "gru": nn.GRUCell}
 
 
@@ -317,6 +370,8 @@ class RecurrentCore(nn.Module):
     """What every model with memory shares: one torso, a recurrent core (`lstm` or `gru`) and
     `step` / `unroll` over it; each env's state a flat `(state_size,)` vector, zeroed where
     `first` is set. A subclass adds its heads (`_build_heads`, `_heads(h) -> (out, value)`)."""
+
+    gaussian = False  # whether its policy output is a diagonal Gaussian's (means, log-stds)
 
     def __init__(
         self,
@@ -383,7 +438,7 @@ class RecurrentCore(nn.Module):
         out, value = self._heads(h)
         return out, value, state
 
-# %% ../../nbs/nn/02_models.ipynb 25
+# %% ../../nbs/nn/02_models.ipynb 27
 @patch
 def unroll(
     self: RecurrentCore,
@@ -435,7 +490,22 @@ class RecurrentActorCritic(RecurrentCore):
     def _heads(self, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         return self.actor(h).float(), self.critic(h).squeeze(-1).float()
 
-# %% ../../nbs/nn/02_models.ipynb 31
+
+class GaussianRecurrentActorCritic(RecurrentActorCritic):
+    """The recurrent actor-critic with the continuous head (`GaussianActorCritic`'s): the actor's
+    outputs are means, beside a learned state-independent log-std."""
+
+    gaussian = True
+
+    def _build_heads(self, width: int, n_actions: int) -> None:
+        super()._build_heads(width, n_actions)
+        self.log_std = nn.Parameter(torch.zeros(n_actions))
+
+    def _heads(self, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        mean, value = super()._heads(h)
+        return torch.cat([mean, self.log_std.float().expand_as(mean)], -1), value
+
+# %% ../../nbs/nn/02_models.ipynb 33
 def policy_act(
     model: nn.Module,
     obs: torch.Tensor,
@@ -450,10 +520,10 @@ def policy_act(
         actions, logp = model.act(obs, generator)
         return actions, logp, state
     out, _, state = model.step(obs, state, first)
-    actions, logp = sample_actions(model.policy_logits(out), generator)
+    actions, logp = sample_from(model, model.policy_logits(out), generator)
     return actions, logp, state
 
-# %% ../../nbs/nn/02_models.ipynb 34
+# %% ../../nbs/nn/02_models.ipynb 36
 class RecurrentQNetwork(EpsilonGreedy, RecurrentCore):
     """Q values from one torso, a recurrent core (`lstm` or `gru`) and a linear head; acts
     epsilon-greedily, `epsilon` travelling with the weights."""
@@ -466,7 +536,7 @@ class RecurrentQNetwork(EpsilonGreedy, RecurrentCore):
         q = self.head(h).float()
         return q, q.max(-1).values
 
-# %% ../../nbs/nn/02_models.ipynb 37
+# %% ../../nbs/nn/02_models.ipynb 39
 def relu_mlp(n_in: int, hidden: int, n_out: int) -> nn.Sequential:
     "Two ReLU layers of width `hidden`, then a linear output: SAC's actor and critics."
     return nn.Sequential(
@@ -529,33 +599,40 @@ class SACPolicy(FeedForwardPolicy):
         "Actions `(B, A)` drawn with `generator`, within the bounds, and their log-probabilities."
         return self.dist(obs).sample_with_log_prob(generator)
 
-# %% ../../nbs/nn/02_models.ipynb 41
-CONTINUOUS = ("sac",)  # the algorithms that act in a Box action space
+# %% ../../nbs/nn/02_models.ipynb 43
+CONTINUOUS = ("sac",)  # the algorithms that act in a Box action space only
+DISCRETE = ("dqn",)  # the algorithms that act in a Discrete action space only (ppo, impala: either)
 
 
 def action_problems(action_space: gym.Space, algo: str = "ppo") -> list[str]:
     "Why `algo`'s model cannot act in `action_space`, or []."
-    if algo in CONTINUOUS:
-        if not isinstance(action_space, gym.spaces.Box) or len(action_space.shape) != 1:
-            return [
-                f"algo.name = {algo!r} acts in a one-dimensional Box action space, but the env's "
-                f"is {action_space}: use dqn, ppo or impala for Discrete actions."
-            ]
-        if not (np.isfinite(action_space.low).all() and np.isfinite(action_space.high).all()):
-            return [
-                f"the env's action space {action_space} is unbounded: algo.name = {algo!r} squashes "
-                f"its actions into the bounds (tanh), which must be finite."
-            ]
-        return []
-    if isinstance(action_space, gym.spaces.Box):
+    box = isinstance(action_space, gym.spaces.Box)
+    if box and len(action_space.shape) != 1:
+        return [
+            f"the env's action space {action_space} is not one-dimensional: the models take a "
+            f"vector of actions (a Box of shape (A,))."
+        ]
+    if algo in CONTINUOUS and not box:
+        return [
+            f"algo.name = {algo!r} acts in a Box action space, but the env's is {action_space}: "
+            f"use dqn, ppo or impala for Discrete actions."
+        ]
+    if algo in CONTINUOUS and not (
+        np.isfinite(action_space.low).all() and np.isfinite(action_space.high).all()
+    ):
+        return [
+            f"the env's action space {action_space} is unbounded: algo.name = {algo!r} squashes "
+            f"its actions into the bounds (tanh), which must be finite; use ppo or impala."
+        ]
+    if algo in DISCRETE and box:
         return [
             f"the env's action space {action_space} is continuous: algo.name = {algo!r} takes "
-            f"Discrete actions; use algo.name=sac (PPO and IMPALA with a Gaussian head: not yet)."
+            f"Discrete actions; use sac, ppo or impala for a Box of actions."
         ]
-    if not isinstance(action_space, gym.spaces.Discrete):
+    if not box and not isinstance(action_space, gym.spaces.Discrete):
         return [
             f"the env's action space {action_space} is not supported: the models take "
-            f"Discrete actions, and Box actions with algo.name=sac."
+            f"Discrete actions or a Box of them."
         ]
     return []
 
@@ -589,7 +666,7 @@ def _obs_scale(obs_space: gym.spaces.Box) -> float:
         else 1.0
     )
 
-# %% ../../nbs/nn/02_models.ipynb 42
+# %% ../../nbs/nn/02_models.ipynb 44
 def _build(
     cls: type,
     obs_space: gym.Space,
@@ -601,11 +678,19 @@ def _build(
 ) -> nn.Module:
     """A `cls` model for these spaces (`options`: its own arguments between the torso and
     `channels_last`), or a clear error for spaces the models cannot handle."""
-    problems = space_problems(obs_space, action_space, torso)
+    algo = "ppo" if isinstance(action_space, gym.spaces.Box) else "dqn"  # (either takes its space)
+    problems = space_problems(obs_space, action_space, torso, algo)
     if problems:
         raise NotImplementedError(" ".join(problems))
-    n_actions, scale = int(action_space.n), _obs_scale(obs_space)
+    n_actions, scale = action_count(action_space), _obs_scale(obs_space)
     return cls(obs_space.shape, n_actions, hidden, scale, torso, *options, channels_last)
+
+
+def action_count(action_space: gym.Space) -> int:
+    "The policy's actions: a Discrete space's choices, or a Box's dimensions."
+    if isinstance(action_space, gym.spaces.Box):
+        return int(np.prod(action_space.shape))
+    return int(action_space.n)
 
 
 def build_model(
@@ -618,12 +703,14 @@ def build_model(
     rnn: str = "none",
     rnn_size: int = 128,
 ) -> nn.Module:
-    """The actor-critic for these spaces (with `rnn` `lstm` or `gru`, the recurrent one), or a
-    clear error for spaces it cannot handle."""
+    """The actor-critic for these spaces (with `rnn` `lstm` or `gru`, the recurrent one; for a Box of
+    actions, with the Gaussian head), or a clear error for spaces it cannot handle."""
     args = (obs_space, action_space, hidden, torso)
+    box = isinstance(action_space, gym.spaces.Box)
     if rnn != "none":
-        return _build(RecurrentActorCritic, *args, (rnn, rnn_size), channels_last)
-    return _build(ActorCritic, *args, (shared,), channels_last)
+        cls = GaussianRecurrentActorCritic if box else RecurrentActorCritic
+        return _build(cls, *args, (rnn, rnn_size), channels_last)
+    return _build(GaussianActorCritic if box else ActorCritic, *args, (shared,), channels_last)
 
 
 def build_q_model(
@@ -643,7 +730,7 @@ def build_q_model(
         return _build(RecurrentQNetwork, *args, (rnn, rnn_size), channels_last)
     return _build(QNetwork, *args, (dueling,), channels_last)
 
-# %% ../../nbs/nn/02_models.ipynb 44
+# %% ../../nbs/nn/02_models.ipynb 46
 def make_policy(
     cfg,
     obs_space: gym.Space,
@@ -689,7 +776,7 @@ def make_policy(
         )
     return model.to(device) if device is not None else model
 
-# %% ../../nbs/nn/02_models.ipynb 48
+# %% ../../nbs/nn/02_models.ipynb 50
 def get_weights(model: nn.Module) -> dict[str, np.ndarray]:
     "The model's parameters and buffers as NumPy arrays (copies)."
     return {k: v.detach().cpu().numpy().copy() for k, v in model.state_dict().items()}

@@ -152,7 +152,7 @@ def segment_batch(model: nn.Module, b, device, stored_h0: bool = True) -> dict:
     )
     return dict(
         obs=obs,
-        actions=t(b.actions, torch.int64),
+        actions=t(b.actions, torch.float32 if b.actions.dtype.kind == "f" else torch.int64),
         logp=t(b.logp),
         rewards=t(b.rewards),
         terminated=terminated,

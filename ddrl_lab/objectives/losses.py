@@ -9,6 +9,8 @@ from typing import Optional
 
 import torch
 
+from ..nn.distributions import DiagGaussian
+
 # %% auto 0
 __all__ = ['STAT_NAMES', 'gae', 'ppo_terms', 'ppo_loss', 'logp_entropy']
 
@@ -129,7 +131,12 @@ def logp_entropy(
     logits: torch.Tensor, actions: torch.Tensor, with_entropy: bool = True
 ) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
     """The log-probabilities of `actions` under `softmax(logits)` (`(..., A)` and `(...)`), and the
-    entropies (None without `with_entropy`), both fp32."""
+    entropies (None without `with_entropy`), both fp32. Float actions `(..., A)` are a Box's: under
+    the diagonal Gaussian whose means and log-stds are `logits` `(..., 2A)` (the continuous head)."""
+    if actions.is_floating_point():
+        mean, log_std = logits.float().chunk(2, -1)
+        d = DiagGaussian(mean, log_std)
+        return d.log_prob(actions.float()), d.entropy() if with_entropy else None
     logp_all = logits.float().log_softmax(-1)
     logp = logp_all.gather(-1, actions[..., None]).squeeze(-1)
     if not with_entropy:

@@ -1,0 +1,98 @@
+"""SAC on Pendulum-v1: the shipped preset `pendulum-sac` (2 Ray workers feeding one replay shard, one gradient step
+per env step) against stable-baselines3's SAC with the same hyperparameters (lr 1e-3, batch 256, two 256-unit layers,
+tau 0.005, gamma 0.99, automatic temperature from 1.0, 1,000 steps before learning, one gradient step per env step),
+over the same seeds, in one run on one machine, each for the same env-step budget.
+
+    .venv/bin/python bench/sac_pendulum.py [--seeds 0,1,2] [--steps 20000] [--out sac_pendulum.json]
+
+Both sides are measured the same way: the mean return of the last 20 finished training episodes (the rows'
+`episode_return_mean`), and the first env step and wall time at which it reaches -200 (ours: the row's `time_s`,
+from the driver loop's start, Ray up; SB3: from `learn()`'s start). SB3 is the bench extra
+(`pip install -e .[bench]`).
+"""
+import argparse
+import json
+import statistics
+import tempfile
+import time
+
+import numpy as np
+
+from ddrl_lab import Job
+from ddrl_lab.bench.harness import machine_info
+
+TARGET, WINDOW = -200.0, 20
+
+
+def ours(seed: int, steps: int) -> dict:
+    with tempfile.TemporaryDirectory() as d:
+        job = Job("pendulum-sac", {"run.seed": seed, "run.total_env_steps": steps, "run.target_return": None,
+                                   "run.out": d, "run.record_episode": 0}).start().wait()
+        df = job.metrics().dropna(subset=["episode_return_mean"])
+    return dict(env_steps=df.env_steps.tolist(), time_s=df.time_s.tolist(), ret=df.episode_return_mean.tolist(),
+                status=job.status)
+
+
+def sb3(seed: int, steps: int) -> dict:
+    import gymnasium as gym
+    from stable_baselines3 import SAC
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.monitor import Monitor
+
+    env = Monitor(gym.make("Pendulum-v1"))
+    curve = dict(env_steps=[], time_s=[], ret=[])
+
+    class Curve(BaseCallback):
+        def _on_training_start(self):
+            self.t0 = time.perf_counter()
+
+        def _on_step(self):
+            if len(env.get_episode_rewards()) > len(curve["ret"]) and self.num_timesteps >= 1:
+                returns = env.get_episode_rewards()
+                curve["env_steps"].append(self.num_timesteps)
+                curve["time_s"].append(time.perf_counter() - self.t0)
+                curve["ret"].append(float(np.mean(returns[-WINDOW:])))
+            return True
+
+    model = SAC("MlpPolicy", env, learning_rate=1e-3, buffer_size=100_000, learning_starts=1000, batch_size=256,
+                tau=0.005, gamma=0.99, train_freq=1, gradient_steps=1, ent_coef="auto_1.0",
+                policy_kwargs=dict(net_arch=[256, 256]), seed=seed, device="cpu", verbose=0)
+    model.learn(steps, callback=Curve())
+    curve["status"] = "finished"
+    return curve
+
+
+def first_reach(curve: dict) -> dict:
+    for s, t, r in zip(curve["env_steps"], curve["time_s"], curve["ret"]):
+        if r >= TARGET:
+            return dict(env_steps=int(s), time_s=float(t))
+    return dict(env_steps=None, time_s=None)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--seeds", default="0,1,2")
+    p.add_argument("--steps", type=int, default=20_000)
+    p.add_argument("--out", default="sac_pendulum.json")
+    args = p.parse_args()
+    seeds = [int(s) for s in args.seeds.split(",")]
+    out = dict(machine=machine_info(), steps=args.steps, target=TARGET, window=WINDOW, runs=[])
+    for seed in seeds:  # interleaved: a busy spell hits both sides of a seed
+        for side, fn in (("ddrl_lab", ours), ("sb3", sb3)):
+            curve = fn(seed, args.steps)
+            hit = first_reach(curve)
+            final = curve["ret"][-1] if curve["ret"] else None
+            out["runs"].append(dict(side=side, seed=seed, reached=hit, final=final, curve=curve))
+            print(f"{side:9s} seed {seed}: final {final:8.1f}; -200 at {hit['env_steps']} env steps, {hit['time_s']} s",
+                  flush=True)
+    for side in ("ddrl_lab", "sb3"):
+        runs = [r for r in out["runs"] if r["side"] == side]
+        hit = [r["reached"]["time_s"] for r in runs if r["reached"]["time_s"] is not None]
+        print(f"{side}: {len(hit)}/{len(runs)} seeds reach {TARGET:g}; median time to it "
+              f"{statistics.median(hit) if hit else None} s")
+    with open(args.out, "w") as f:
+        json.dump(out, f)
+
+
+if __name__ == "__main__":
+    main()
