@@ -15,8 +15,8 @@ import yaml
 from .schema import Config
 
 # %% auto 0
-__all__ = ['ON_POLICY', 'MAX_LEARNERS', 'show_value', 'coerce', 'sequence_problems', 'recurrent_problems', 'check_consistency',
-           'check_packages']
+__all__ = ['ON_POLICY', 'MAX_LEARNERS', 'NORMALIZED_MODES', 'show_value', 'coerce', 'sequence_problems', 'recurrent_problems',
+           'normalize_problems', 'check_consistency', 'check_packages']
 
 # %% ../../nbs/config/02_checks.ipynb 6
 _TYPE_WORDS = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
@@ -248,7 +248,29 @@ def _algorithm_problems(c: Config) -> list[str]:
             f"algo.loss_reduction = 'sum' applies to impala's V-trace loss (algo.name = "
             f"{c.algo.name!r} means its losses): set algo.loss_reduction=mean."
         )
-    return p
+    return p + normalize_problems(c)
+
+
+NORMALIZED_MODES = ("co-located", "decoupled")  # where one learner folds the observations in
+
+
+def normalize_problems(c: Config) -> list[str]:
+    "What this version cannot run with `env.normalize_obs`: the statistics live in one learner's model."
+    if not c.env.normalize_obs:
+        return []
+    where = []
+    if c.algo.name not in ON_POLICY + ("impala",):
+        where.append(f"algo.name = {c.algo.name!r} (ppo and impala normalise)")
+    if c.topology.mode not in NORMALIZED_MODES:
+        where.append(f"topology.mode = {c.topology.mode!r} (co-located and decoupled do)")
+    if c.topology.num_learners > 1 or c.sync.mode == "soft":
+        where.append(
+            f"topology.num_learners = {c.topology.num_learners} with sync.mode = {c.sync.mode!r} "
+            "(one learner keeps the statistics; soft sync and learner groups: not yet)"
+        )
+    if not where:
+        return []
+    return [f"env.normalize_obs = true is not available with {'; '.join(where)}."]
 
 
 def _data_problems(c: Config) -> list[str]:

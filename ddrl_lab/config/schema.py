@@ -44,6 +44,9 @@ class EnvConfig:
     seed: int = setting(0, lo=0)
     # cap on episode length in agent steps (None: the env's own)
     max_episode_steps: Optional[int] = setting(None, lo=1)
+    # observations normalised by the running mean and variance of those the learner trained on,
+    # kept in the model and shipped with the weights (ppo, impala; MuJoCo's unscaled observations)
+    normalize_obs: bool = False
     # gymnasium: in-process loop or one process per env; ale: auto is ale-py's native vector env,
     # inline/process the gymnasium wrappers
     vectorization: str = setting("auto", choices=("auto", "inline", "process"))

@@ -35,6 +35,7 @@ from ..nn.optim import flat_parameters, flat_step, make_optimizer
 from ..nn.optim import poison_gradients, scheduled_lr
 from ..data.segments import Segment, concat_segments, validate_segment
 from ..runlog.run_dir import newest_checkpoint
+from ..envs.normalize import RunningMeanStd
 
 # %% auto 0
 __all__ = ['knob_values', 'timed', 'Learner']
@@ -310,6 +311,24 @@ def _accept(self: Learner, segments) -> list[Segment]:
 
 
 @patch
+def _observe(self: Learner, segments: list) -> None:
+    """With `env.normalize_obs`: fold the observations of `segments` into the model's `ObsNorm`
+    (`RunningMeanStd`, Chan's parallel update), before they are trained on."""
+    if not self.cfg.env.normalize_obs:
+        return
+    norm = self.model.obs_norm
+    rms = RunningMeanStd(tuple(norm.mean.shape))
+    stats = dict(count=norm.count.item(), mean=norm.mean.cpu().numpy(), m2=norm.m2.cpu().numpy())
+    rms.load_state_dict(dict(stats, version=0))
+    for s in segments:
+        rms.update(np.asarray(s.obs).reshape(-1, *rms.mean.shape))
+    with torch.no_grad():
+        norm.count.fill_(rms.count)
+        norm.mean.copy_(torch.from_numpy(rms.mean))
+        norm.m2.copy_(torch.from_numpy(rms.m2))
+
+
+@patch
 @timed
 def update(
     self: Learner,
@@ -331,6 +350,7 @@ def update(
     info, good = self._intake(segments, max_staleness)
     info["drill_delay_s"] = self.delay_s
     if good:
+        self._observe(good)
         batch = concat_segments(good)
         self.env_steps += batch.num_steps
         info.update(self._state_drift(good, batch))

@@ -25,11 +25,11 @@ from .distributions import DiagGaussian, TanhGaussian
 
 # %% auto 0
 __all__ = ['TORSOS', 'RNN_CELLS', 'LOG_STD_RANGE', 'CONTINUOUS', 'DISCRETE', 'layer_init', 'resolve_torso', 'torso_problems',
-           'torso_layers', 'prepare_obs', 'bf16_autocast', 'sample_actions', 'sample_gaussian', 'sample_from',
-           'FeedForwardPolicy', 'ActorCritic', 'GaussianActorCritic', 'epsilon_greedy_probs', 'EpsilonGreedy',
-           'QNetwork', 'RecurrentCore', 'RecurrentActorCritic', 'GaussianRecurrentActorCritic', 'policy_act',
-           'RecurrentQNetwork', 'relu_mlp', 'SACPolicy', 'action_problems', 'space_problems', 'action_count',
-           'build_model', 'build_q_model', 'make_policy', 'get_weights', 'set_weights']
+           'torso_layers', 'prepare_obs', 'bf16_autocast', 'ObsNorm', 'sample_actions', 'sample_gaussian',
+           'sample_from', 'FeedForwardPolicy', 'ActorCritic', 'GaussianActorCritic', 'epsilon_greedy_probs',
+           'EpsilonGreedy', 'QNetwork', 'RecurrentCore', 'RecurrentActorCritic', 'GaussianRecurrentActorCritic',
+           'policy_act', 'RecurrentQNetwork', 'relu_mlp', 'SACPolicy', 'action_problems', 'space_problems',
+           'action_count', 'build_model', 'build_q_model', 'make_policy', 'get_weights', 'set_weights']
 
 # %% ../../nbs/nn/02_models.ipynb 5
 def layer_init(layer: nn.Module, std: float = np.sqrt(2), bias: float = 0.0) -> nn.Module:
@@ -124,6 +124,24 @@ def bf16_autocast(enabled: bool, device_type: str = "cpu"):
     )
 
 # %% ../../nbs/nn/02_models.ipynb 13
+class ObsNorm(nn.Module):
+    """`(x - mean) / sqrt(var + 1e-8)` clipped to ±`clip`, from the buffers `count`, `mean` and `m2`
+    (summed squared deviations) that the learner keeps; the identity before any count."""
+
+    def __init__(self, shape: tuple, clip: float = 10.0):
+        super().__init__()
+        self.clip = clip
+        self.register_buffer("count", torch.zeros((), dtype=torch.float64))
+        self.register_buffer("mean", torch.zeros(shape, dtype=torch.float64))
+        self.register_buffer("m2", torch.zeros(shape, dtype=torch.float64))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not self.count.item():
+            return x
+        std = torch.sqrt(self.m2 / self.count + 1e-8)
+        return ((x - self.mean) / std).clamp(-self.clip, self.clip).to(x.dtype)
+
+# %% ../../nbs/nn/02_models.ipynb 16
 def sample_actions(
     logits: torch.Tensor, generator: Optional[torch.Generator] = None
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -193,7 +211,7 @@ class FeedForwardPolicy(nn.Module):
         "`unroll` without the states: logits or q `(T, B, A)` and values `(T, B)`."
         return self.unroll(obs, state0, first)[:2]
 
-# %% ../../nbs/nn/02_models.ipynb 14
+# %% ../../nbs/nn/02_models.ipynb 17
 class ActorCritic(FeedForwardPolicy):
     """Policy logits and state value from separate torsos (or one shared), observations scaled by
     `scale`. Feed-forward: its recurrent state is zero-width."""
@@ -213,6 +231,7 @@ class ActorCritic(FeedForwardPolicy):
         self.shared = shared
         self.channels_last = channels_last
         self.torso_kind = resolve_torso(torso, obs_shape)
+        self.obs_norm = nn.Identity()  # `ObsNorm` with env.normalize_obs (`make_policy`)
         if shared:
             layers, width = torso_layers(torso, obs_shape, hidden)
             self.torso = nn.Sequential(*layers)
@@ -226,7 +245,7 @@ class ActorCritic(FeedForwardPolicy):
             self.critic = nn.Sequential(*layers, layer_init(nn.Linear(width, 1), std=1.0))
 
     def _features(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.torso(prepare_obs(obs, self.scale, self.channels_last))
+        return self.torso(self.obs_norm(prepare_obs(obs, self.scale, self.channels_last)))
 
     def logits_value(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Policy logits `(B, A)` and values `(B,)` in one pass (a shared torso runs once), both
@@ -284,7 +303,7 @@ class GaussianActorCritic(ActorCritic):
             self._with_log_std(self.actor(self._features(obs)).float()), generator
         )
 
-# %% ../../nbs/nn/02_models.ipynb 20
+# %% ../../nbs/nn/02_models.ipynb 21
 def epsilon_greedy_probs(q: torch.Tensor, epsilon: torch.Tensor) -> torch.Tensor:
     """The epsilon-greedy policy of Q values `(B, A)`: `epsilon / A` on every action, plus
     `1 - epsilon` on the greedy one (ties to the lowest index)."""
@@ -362,7 +381,7 @@ class QNetwork(EpsilonGreedy, FeedForwardPolicy):
         (`sample_actions` on the log of `probs`, as `dist` would draw them)."""
         return sample_actions(self.policy_logits(self.q(obs)), generator)
 
-# %% ../../nbs/nn/02_models.ipynb 26
+# %% ../../nbs/nn/02_models.ipynb 27
 RNN_CELLS = {"lstm": nn.LSTMCell, "gru": nn.GRUCell}
 
 
@@ -392,6 +411,7 @@ class RecurrentCore(nn.Module):
         self.scale = scale
         self.channels_last = channels_last
         self.torso_kind = resolve_torso(torso, obs_shape)
+        self.obs_norm = nn.Identity()  # `ObsNorm` with env.normalize_obs (`make_policy`)
         layers, self.width = torso_layers(torso, obs_shape, hidden)
         self.torso = nn.Sequential(*layers)
         self.rnn = rnn
@@ -409,7 +429,7 @@ class RecurrentCore(nn.Module):
         return self.core.weight_hh.new_zeros(batch, self.state_size)
 
     def _features(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.torso(prepare_obs(obs, self.scale, self.channels_last))
+        return self.torso(self.obs_norm(prepare_obs(obs, self.scale, self.channels_last)))
 
     def _core(self, x: torch.Tensor, state: torch.Tensor, first: Optional[torch.Tensor]):
         "One step of the core from `state` (zeroed where `first`): its output and the next state."
@@ -438,7 +458,7 @@ class RecurrentCore(nn.Module):
         out, value = self._heads(h)
         return out, value, state
 
-# %% ../../nbs/nn/02_models.ipynb 27
+# %% ../../nbs/nn/02_models.ipynb 28
 @patch
 def unroll(
     self: RecurrentCore,
@@ -505,7 +525,7 @@ class GaussianRecurrentActorCritic(RecurrentActorCritic):
         mean, value = super()._heads(h)
         return torch.cat([mean, self.log_std.float().expand_as(mean)], -1), value
 
-# %% ../../nbs/nn/02_models.ipynb 33
+# %% ../../nbs/nn/02_models.ipynb 34
 def policy_act(
     model: nn.Module,
     obs: torch.Tensor,
@@ -523,7 +543,7 @@ def policy_act(
     actions, logp = sample_from(model, model.policy_logits(out), generator)
     return actions, logp, state
 
-# %% ../../nbs/nn/02_models.ipynb 36
+# %% ../../nbs/nn/02_models.ipynb 37
 class RecurrentQNetwork(EpsilonGreedy, RecurrentCore):
     """Q values from one torso, a recurrent core (`lstm` or `gru`) and a linear head; acts
     epsilon-greedily, `epsilon` travelling with the weights."""
@@ -536,7 +556,7 @@ class RecurrentQNetwork(EpsilonGreedy, RecurrentCore):
         q = self.head(h).float()
         return q, q.max(-1).values
 
-# %% ../../nbs/nn/02_models.ipynb 39
+# %% ../../nbs/nn/02_models.ipynb 40
 def relu_mlp(n_in: int, hidden: int, n_out: int) -> nn.Sequential:
     "Two ReLU layers of width `hidden`, then a linear output: SAC's actor and critics."
     return nn.Sequential(
@@ -599,7 +619,7 @@ class SACPolicy(FeedForwardPolicy):
         "Actions `(B, A)` drawn with `generator`, within the bounds, and their log-probabilities."
         return self.dist(obs).sample_with_log_prob(generator)
 
-# %% ../../nbs/nn/02_models.ipynb 43
+# %% ../../nbs/nn/02_models.ipynb 44
 CONTINUOUS = ("sac",)  # the algorithms that act in a Box action space only
 DISCRETE = ("dqn",)  # the algorithms that act in a Discrete action space only (ppo, impala: either)
 
@@ -666,7 +686,7 @@ def _obs_scale(obs_space: gym.spaces.Box) -> float:
         else 1.0
     )
 
-# %% ../../nbs/nn/02_models.ipynb 44
+# %% ../../nbs/nn/02_models.ipynb 45
 def _build(
     cls: type,
     obs_space: gym.Space,
@@ -730,7 +750,7 @@ def build_q_model(
         return _build(RecurrentQNetwork, *args, (rnn, rnn_size), channels_last)
     return _build(QNetwork, *args, (dueling,), channels_last)
 
-# %% ../../nbs/nn/02_models.ipynb 46
+# %% ../../nbs/nn/02_models.ipynb 47
 def make_policy(
     cfg,
     obs_space: gym.Space,
@@ -774,9 +794,11 @@ def make_policy(
             rnn=algo.rnn,
             rnn_size=algo.rnn_size,
         )
+    if cfg.env.normalize_obs:
+        model.obs_norm = ObsNorm(obs_space.shape)
     return model.to(device) if device is not None else model
 
-# %% ../../nbs/nn/02_models.ipynb 50
+# %% ../../nbs/nn/02_models.ipynb 51
 def get_weights(model: nn.Module) -> dict[str, np.ndarray]:
     "The model's parameters and buffers as NumPy arrays (copies)."
     return {k: v.detach().cpu().numpy().copy() for k, v in model.state_dict().items()}
