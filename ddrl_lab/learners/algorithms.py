@@ -423,6 +423,14 @@ class SACLearner(DQNLearner):
                 self.model.log_alpha.fill_(math.log(self.knobs["alpha"]))
         return out
 
+    def get_weights(self, env_steps: Optional[int] = None) -> dict:
+        """The current weights and their version; before `learning_starts` env steps, no policy
+        (`params` None: the workers act uniformly at random, as SB3's and CleanRL's SAC do)."""
+        weights = super().get_weights(env_steps)
+        if env_steps is not None and env_steps < self.algo.learning_starts:
+            weights["params"] = None
+        return weights
+
     def _explore(self, env_steps: int) -> dict:
         "SAC explores by its policy's entropy: the row shows the temperature."
         return dict(alpha=float(self.model.log_alpha.detach().exp()))
