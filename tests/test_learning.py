@@ -174,3 +174,21 @@ def test_sac_on_pendulum_beats_random_play_by_more_than_its_noise(tmp_path, ray_
     assert last > bar, (last, bar, rand.mean())
     assert df.alpha.dropna().iloc[-1] < 0.5 < df.alpha.dropna().iloc[0]
     assert np.isfinite(df.q_mean.dropna()).all()
+
+
+@pytest.mark.slow
+def test_ppo_with_normalised_observations_beats_its_twin_without_on_halfcheetah(tmp_path):
+    """The shipped `halfcheetah-ppo` (the Gaussian head, co-located, CleanRL's hyperparameters) cut to 100,000 env
+    steps, on two seeds, with and without `env.normalize_obs`: every normalised run ends above every raw one (the mean
+    of its last 20 episodes). Measured here: 639 and 409 normalised against -148 and -80 raw, about 30 s a run."""
+    finals = {}
+    for norm in (True, False):
+        for seed in (0, 1):
+            job = Job("halfcheetah-ppo", {"env.normalize_obs": norm, "run.seed": seed, "run.total_env_steps": 100_000,
+                                          "run.target_return": None, "run.record_episode": 0,
+                                          "run.out": str(tmp_path)}).start().wait()
+            assert job.status == "finished", job.error
+            finals[(norm, seed)] = job.metrics().episode_return_mean.dropna().iloc[-1]
+    normed = [v for (n, _), v in finals.items() if n]
+    raw = [v for (n, _), v in finals.items() if not n]
+    assert min(normed) > max(raw), finals
