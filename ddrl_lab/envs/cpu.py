@@ -14,12 +14,13 @@ import gymnasium as gym
 import numpy as np
 
 from ..config.schema import EnvConfig
+from .spaces import policy_obs, policy_obs_space
 
 # %% auto 0
 __all__ = ['ALE_MAX_FRAMES', 'IPC_OVERHEAD_S', 'PLAIN_STATE_ENVS', 'SUITS', 'DECK', 'PoolStep', 'env_seed', 'env_seeds',
-           'make_single_env', 'EnvFn', 'in_bounds', 'InlinePool', 'ProcessPool', 'ale_game', 'uses_native_ale',
-           'AtariPool', 'step_cost', 'choose_vectorization', 'make_cpu_pool', 'rollout', 'env_state', 'set_env_state',
-           'StatelessCartPole', 'RepeatPrevious']
+           'flat_observations', 'make_single_env', 'EnvFn', 'in_bounds', 'InlinePool', 'ProcessPool', 'ale_game',
+           'uses_native_ale', 'AtariPool', 'step_cost', 'choose_vectorization', 'make_cpu_pool', 'rollout', 'env_state',
+           'set_env_state', 'StatelessCartPole', 'RepeatPrevious']
 
 # %% ../../nbs/envs/00_cpu.ipynb 5
 @dataclass
@@ -58,6 +59,17 @@ def _register_ale() -> None:
     gym.register_envs(ale_py)
 
 
+def flat_observations(env: gym.Env) -> gym.Env:
+    """`env` with observations a policy reads: a Box as it is; Discrete (one-hot), MultiDiscrete,
+    MultiBinary, Tuple and Dict flattened by gymnasium to a float32 vector (`envs.spaces`); a Text,
+    Graph or Sequence space is a `ValueError` naming it."""
+    space = env.observation_space
+    if isinstance(space, gym.spaces.Box):
+        return env
+    flat = policy_obs_space(space)
+    return gym.wrappers.TransformObservation(env, lambda o: policy_obs(space, o), flat)
+
+
 def make_single_env(cfg: EnvConfig) -> gym.Env:
     "One env of `cfg` (gymnasium or ale backend), with the step cap applied."
     if cfg.backend == "ale":
@@ -83,7 +95,7 @@ def make_single_env(cfg: EnvConfig) -> gym.Env:
             else gym.wrappers.TimeLimit(env, cfg.max_episode_steps)
         )
     kwargs = {} if cfg.max_episode_steps is None else {"max_episode_steps": cfg.max_episode_steps}
-    env = gym.make(cfg.id, **cfg.kwargs, **kwargs)
+    env = flat_observations(gym.make(cfg.id, **cfg.kwargs, **kwargs))
     if cfg.obs_stack == 1:
         return env
     return gym.wrappers.FrameStackObservation(env, cfg.obs_stack, padding_type="zero")
@@ -98,7 +110,7 @@ class EnvFn:
     def __call__(self) -> gym.Env:
         return make_single_env(self.cfg)
 
-# %% ../../nbs/envs/00_cpu.ipynb 12
+# %% ../../nbs/envs/00_cpu.ipynb 14
 def in_bounds(space: gym.Space, actions) -> np.ndarray:
     """The actions envs of `space` take: a Box's clipped to its bounds (a Gaussian policy's draws
     fall outside them; the segment keeps the draw), any other as it is. Every CPU pool steps so."""
@@ -179,7 +191,7 @@ class InlinePool:
         for e in self.envs:
             e.close()
 
-# %% ../../nbs/envs/00_cpu.ipynb 14
+# %% ../../nbs/envs/00_cpu.ipynb 16
 class ProcessPool:
     "One subprocess per env (gymnasium `AsyncVectorEnv`), same interface as `InlinePool`."
 
@@ -222,7 +234,7 @@ class ProcessPool:
     def close(self) -> None:
         self.vec.close()
 
-# %% ../../nbs/envs/00_cpu.ipynb 16
+# %% ../../nbs/envs/00_cpu.ipynb 18
 # the standard cap on an Atari episode (30 minutes of play at 60 frames/s)
 ALE_MAX_FRAMES = 108_000
 
@@ -301,7 +313,7 @@ class AtariPool:
             self.vec.ale = None
             self.vec = None
 
-# %% ../../nbs/envs/00_cpu.ipynb 18
+# %% ../../nbs/envs/00_cpu.ipynb 20
 # one AsyncVectorEnv step round trip with trivial envs, measured here (bench/envs.py)
 IPC_OVERHEAD_S = 250e-6
 
@@ -337,7 +349,7 @@ def choose_vectorization(cfg: EnvConfig, cores: int, cost: Optional[float] = Non
         else "inline"
     )
 
-# %% ../../nbs/envs/00_cpu.ipynb 21
+# %% ../../nbs/envs/00_cpu.ipynb 23
 def make_cpu_pool(cfg: EnvConfig, cores: Optional[int] = None):
     """The pool of a CPU backend (`gymnasium`, `ale`): ale-py's native pool for Atari, else inline
     or process-based wrappers."""
@@ -347,7 +359,7 @@ def make_cpu_pool(cfg: EnvConfig, cores: Optional[int] = None):
     fns = [EnvFn(cfg) for _ in range(cfg.num_envs)]
     return ProcessPool(fns) if choose_vectorization(cfg, cores) == "process" else InlinePool(fns)
 
-# %% ../../nbs/envs/00_cpu.ipynb 25
+# %% ../../nbs/envs/00_cpu.ipynb 27
 def rollout(pool, seeds: Sequence[int], steps: int, action_seed: int = 0) -> dict[str, np.ndarray]:
     """Step `pool` with per-env random actions (env i's actions depend on `seeds[i]` only); stacked
     records."""
@@ -360,7 +372,7 @@ def rollout(pool, seeds: Sequence[int], steps: int, action_seed: int = 0) -> dic
             out[k].append(np.asarray(st.__dict__[k]))
     return {k: np.stack(v) for k, v in out.items()}
 
-# %% ../../nbs/envs/00_cpu.ipynb 28
+# %% ../../nbs/envs/00_cpu.ipynb 30
 # modules of envs whose state is all Python/NumPy data
 PLAIN_STATE_ENVS = ("gymnasium.envs.classic_control", "gymnasium.envs.toy_text")
 _SKIP = object()
@@ -427,7 +439,7 @@ def set_env_state(env: gym.Env, state: list) -> None:
         for k, p in st.items():
             vars(e)[k] = _unplain(p)
 
-# %% ../../nbs/envs/00_cpu.ipynb 38
+# %% ../../nbs/envs/00_cpu.ipynb 40
 from gymnasium.envs.classic_control import CartPoleEnv
 
 
@@ -454,7 +466,7 @@ if "StatelessCartPole-v1" not in gym.registry:
         reward_threshold=475.0,
     )
 
-# %% ../../nbs/envs/00_cpu.ipynb 41
+# %% ../../nbs/envs/00_cpu.ipynb 43
 SUITS, DECK = 4, 52  # suits, cards in a deck (card c has suit c % 4, as in POPGym's deck)
 
 
