@@ -27,7 +27,10 @@ PRESET, KNOB, KEY, BAD = "cartpole-soft", "local_steps", "sync.local_steps", 0
 # The jobs the browser steers: (preset, knob its slider moves, runtime, workers). Soft sync on Ray, and the on-device loop
 # in the kernel's own process (its lr on a log slider, whose readout shows 3 significant digits).
 STEERED = [("cartpole-soft", "local_steps", "ray", 2), ("cartpole-ondevice", "lr", "serial", 1),
-           ("stateless-cartpole-lstm-ondevice", "lr", "serial", 1)]     # (a recurrent policy: its state drift drawn)
+           ("stateless-cartpole-lstm-ondevice", "lr", "serial", 1),     # (a recurrent policy: its state drift drawn)
+           ("pendulum-sac", "updates_per_segment", "ray", 2)]           # (SAC's update-to-data ratio, from 8 to the top)
+# how a person moves each knob's slider: three steps right, or (a ratio's fine-grained slider) to its top end
+KEYS = {"updates_per_segment": ["End"]}
 RECURRENT = {"stateless-cartpole-lstm-ondevice"}
 README_DASHBOARD = "cartpole-soft"                # its screenshot is the README's first picture (docs/images/dashboard.png)
 KERNEL = "ddrl-lab"                               # the venv's kernelspec (the Makefile installs it with --sys-prefix)
@@ -211,6 +214,17 @@ def _state(page, runs: Path) -> str:
             f"cell outputs: {[o[:300] for o in outputs]}")
 
 
+def _learning(runs: Path):
+    "Rows after the learner's first gradient steps (SAC's first 1,000 env steps are random play), or None."
+    rows = [r for r in _rows(runs) if r.get("optimizer_steps")]
+    return rows if len(rows) >= 3 else None
+
+
+def _steps_per_env_step(rows: list) -> float:
+    "Gradient steps per env step between the first and the last of `rows`: the replay ratio the learner kept."
+    return (rows[-1]["optimizer_steps"] - rows[0]["optimizer_steps"]) / (rows[-1]["env_steps"] - rows[0]["env_steps"])
+
+
 def _steer(page, lab: Lab, runs: Path, t0: float, timings: dict, knob: str, drift: bool = False) -> dict:
     "Open the demo, run it, move the knob's slider; what it saw."
     page.goto(f"{lab.url}/lab/tree/{DEMO.name}?token={lab.token}")
@@ -233,6 +247,8 @@ def _steer(page, lab: Lab, runs: Path, t0: float, timings: dict, knob: str, drif
         return (page.evaluate(PLOT, "episode return") or [0])[0] > 0
     _wait("points in the return plot", first_points, 240)
     timings["first_points_s"] = time.monotonic() - t0
+    if knob == "updates_per_segment":   # the ratio's effect is read from rows of learning, before and after the move
+        _wait("rows of learning", lambda: _learning(runs), 120)
     before = _wait("rows on disk", lambda: _rows(runs), 30)[-1][f"knob_{knob}"]
 
     # move the slider with the keyboard, as a person would
@@ -240,7 +256,7 @@ def _steer(page, lab: Lab, runs: Path, t0: float, timings: dict, knob: str, drif
     handle, readout = slider.locator(".noUi-handle"), slider.locator(".widget-readout")
     handle.scroll_into_view_if_needed()
     handle.focus()
-    for _ in range(3): page.keyboard.press("ArrowRight")
+    for key in KEYS.get(knob, ["ArrowRight"] * 3): page.keyboard.press(key)
     # the readout moves one step per key press as the page handles them; the value to look for in the rows is where it
     # comes to rest (read mid-way, it named a value the job never received: 5 read, 7 sent)
     readouts = []
@@ -258,6 +274,11 @@ def _steer(page, lab: Lab, runs: Path, t0: float, timings: dict, knob: str, drif
     new = _wait(f"knob_{knob} = {moved_to} in metrics.jsonl", lambda: [
         r for r in _rows(runs) if math.isclose(r.get(f"knob_{knob}", math.nan), moved_to, rel_tol=tol)], 60)
     timings["in_metrics_s"] = time.monotonic() - t0
+    if knob == "updates_per_segment":   # its effect in the rows: gradient steps per env step follow the new ratio
+        after = _wait("three rows at the new ratio", lambda: (lambda r: r if len(r) >= 3 else None)(
+            [r for r in _rows(runs) if math.isclose(r.get(f"knob_{knob}", math.nan), moved_to, rel_tol=tol)]), 120)
+        old_rows = [r for r in _learning(runs) if math.isclose(r[f"knob_{knob}"], before, rel_tol=tol)]
+        timings["ratio_before"], timings["ratio_after"] = _steps_per_env_step(old_rows), _steps_per_env_step(after)
     # ...and the plot keeps updating afterwards: more points (3 more refreshes at least), further right
     later = _wait("more points in the return plot", lambda: (lambda p: p if p[0] >= at_move[0] + 3 and p[1] > at_move[1] else None)(
         page.evaluate(PLOT, "episode return")), 60)
@@ -321,6 +342,8 @@ def test_slider_steers_a_job_in_jupyterlab(tmp_path, child_env, preset, knob, ru
     if preset == README_DASHBOARD:            # the README's first picture: this test's own screenshot
         publish_image(ARTIFACTS / f"dashboard-{knob}.png", "dashboard.png",
                       "tests/test_browser.py::test_slider_steers_a_job_in_jupyterlab")
+    if knob == "updates_per_segment":   # 8 steps a segment of 8 env steps, then 80: ten times the steps per env step
+        assert timings["ratio_after"] > 5 * timings["ratio_before"], timings
     print(f"{knob}: {got['before']} -> {got['moved_to']}; return-plot [points, last env_steps] at the move "
           f"{got['at_move']}, later {got['later']}; first row with the new value: time_s {got['row']['time_s']}; "
           f"panels given a new figure: {got['heals']}")

@@ -209,3 +209,27 @@ def test_asha_stops_the_worst_trials_early(tmp_path):
     assert any(status == "stopped" and steps < 16_384 for status, steps in ends.values()), ends
     assert any(status == "finished" and steps >= 16_384 for status, steps in ends.values()), ends
     assert len(r.rows) == 2 and not r.failed, r.text()
+
+
+@pytest.mark.slow
+def test_continuous_study(tmp_path):
+    """SAC's two studies (#63) on `pendulum-sac` with a short budget, in-process: 1 and 2 workers at the preset's ratio,
+    then ratios 4 and 16 on one worker; the figures and the table, and the learner kept each ratio (gradient steps per
+    env step, from the rows)."""
+    from ddrl_lab.runlog.run_dir import RunFiles
+    text = execute("continuous", tmp_path, preset="pendulum-sac", workers=[1, 2], ratios=[4.0, 16.0], ratio_workers=1,
+                   total_env_steps=3000, runtime="serial", out=str(tmp_path / "runs"))
+    assert "return vs wall time" in text and "grad_steps_per_env_step" in text
+    (ratio_study,) = (tmp_path / "runs").glob("study-sac-ratio-*")
+    kept = {}
+    for trial in (ratio_study / "runs").iterdir():
+        (run,) = [p for p in trial.iterdir() if (p / "meta.json").exists()]
+        files = RunFiles(run)
+        df = files.rows().dropna(subset=["optimizer_steps"])
+        ratio = files.config().algo.updates_per_segment
+        kept[ratio] = (df.optimizer_steps.iloc[-1] - df.optimizer_steps.iloc[0]) / (df.env_steps.iloc[-1] - df.env_steps.iloc[0])
+    assert set(kept) == {4.0, 16.0} and kept[16.0] > 3 * kept[4.0], kept
+
+
+def test_continuous_study_rejects_a_bad_worker_count(tmp_path):
+    rejects("continuous", tmp_path, "topology.num_workers = 0", workers=[0], runtime="serial")

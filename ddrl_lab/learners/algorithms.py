@@ -203,6 +203,8 @@ class DQNLearner(Learner):
                 replay_age_mean=float(ages.mean()),
                 version_lags=ages.tolist(),
                 lr=self.current_lr(),
+                # (a float, so the row carries it: its steps per env step are the replay ratio)
+                optimizer_steps=float(self.opt_steps),
             )
             self.version += 1
         explore = self._explore(self.env_steps)
