@@ -250,7 +250,7 @@ def _algorithm_problems(c: Config) -> list[str]:
         )
     return p + normalize_problems(c)
 
-
+# %% ../../nbs/config/02_checks.ipynb 18
 NORMALIZED_MODES = ("co-located", "decoupled")  # where one learner folds the observations in
 
 
@@ -307,7 +307,7 @@ def _data_problems(c: Config) -> list[str]:
         )
     return p
 
-# %% ../../nbs/config/02_checks.ipynb 18
+# %% ../../nbs/config/02_checks.ipynb 19
 def _topology_problems(c: Config) -> list[str]:
     "Settings the topology contradicts: learner counts, collectives, the GPU criterion, the cluster."
     p = []
@@ -351,7 +351,7 @@ def check_consistency(c: Config) -> list[str]:
         _algorithm_problems(c) + _data_problems(c) + _topology_problems(c) + recurrent_problems(c)
     )
 
-# %% ../../nbs/config/02_checks.ipynb 22
+# %% ../../nbs/config/02_checks.ipynb 23
 def check_packages(c: Config) -> list[str]:
     "Problems with settings that need an optional package this Python cannot import."
     p = []

@@ -10,6 +10,8 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from fastcore.basics import patch
+
 # %% auto 0
 __all__ = ['Auto', 'SECTIONS', 'setting', 'EnvConfig', 'AlgoConfig', 'TopologyConfig', 'SyncConfig', 'ChannelConfig',
            'ReplayConfig', 'ValidationConfig', 'RunConfig', 'CriteriaConfig', 'Config', 'ConfigError']
@@ -105,8 +107,7 @@ class AlgoConfig:
     lr_warmup_updates: int = setting(0, lo=0)
     # minibatches whose gradients are summed before one optimizer step
     grad_accum: int = setting(1, lo=1, hi=1024)
-    # bfloat16 autocast: auto (only where the device computes it natively), true (everywhere; warns
-    # where emulated) or false
+    # bfloat16 autocast: auto (only where computed natively), true (everywhere; warns if emulated), false
     bf16: Auto = "auto"
     # CNN torsos in the channels-last layout: auto (where it measures faster here), true or false
     channels_last: Auto = "auto"
@@ -130,39 +131,33 @@ class AlgoConfig:
     eps_decay_steps: int = setting(10_000, lo=1)
     # DQN: Huber threshold (None: squared error)
     huber_delta: Optional[float] = setting(1.0, lo=0.0, lo_open=True)
-    # sac: Polyak rate of the target critics (θ' ← τ θ + (1 - τ) θ' after every gradient step)
-    tau: float = setting(0.005, lo=0.0, hi=1.0, lo_open=True)
-    # sac: the entropy temperature at the start (it stays there unless autotune_alpha)
-    alpha: float = setting(0.2, lo=0.0, lo_open=True)
-    # sac: tune the temperature so the policy's entropy tracks target_entropy (Haarnoja et al. 2018b)
-    autotune_alpha: bool = True
-    # sac: the entropy the temperature aims at (None: minus the number of action dimensions)
-    target_entropy: Optional[float] = None
+    tau: float = setting(0.005, lo=0.0, hi=1.0, lo_open=True)  # sac: target critics' Polyak rate
+    alpha: float = setting(0.2, lo=0.0, lo_open=True)  # sac: the entropy temperature at the start
+    autotune_alpha: bool = True  # sac: tune the temperature toward target_entropy (else it stays)
+    target_entropy: Optional[float] = None  # sac: entropy aimed at (None: -action dims)
     # PPO: value clipping range (None: no clipping)
     vf_clip: Optional[float] = setting(None, lo=0.0, lo_open=True)
-    # the recurrent core between the torso and the heads: none (feed-forward), lstm or gru (ppo,
-    # impala; dqn: R2D2)
+    # the recurrent core between the torso and the heads: none (feed-forward), lstm or gru (ppo, impala; dqn: R2D2)
     rnn: str = setting("none", choices=("none", "lstm", "gru"))
     rnn_size: int = setting(128, lo=1, hi=65536)  # units of the recurrent core
-    # steps per truncated-BPTT chunk of a recurrent PPO minibatch (None: the whole segment); it
-    # must divide segment_length
+    # steps per truncated-BPTT chunk of a recurrent PPO minibatch (None: the whole segment; divides it)
     bptt: Optional[int] = setting(None, lo=1)
     # a learner unrolls each segment (R2D2: sequence) from the state its actor stored (h0) or zeros
     rnn_h0: str = setting("stored", choices=("stored", "zero"))
-    # R2D2 (dqn with algo.rnn): steps before each stored sequence's learned part that only warm
-    # up its stored state (no gradient)
+    # R2D2 (dqn with algo.rnn): steps before a sequence's learned part that only warm up its state
     burn_in: int = setting(0, lo=0)
     # R2D2: a sequence's priority, eta * max|td| + (1 - eta) * mean|td| over its learned steps
     priority_eta: float = setting(0.9, lo=0.0, hi=1.0)
     # R2D2: targets in the rescaled space h(x) = sign(x)(sqrt(|x| + 1) - 1) + 0.001x
     value_rescale: bool = False
 
-    @property
-    def from_replay(self) -> bool:
-        "Whether the algorithm learns from replay only (dqn, sac): off-policy, any past policy's data."
-        return self.name in ("dqn", "sac")
-
 # %% ../../nbs/config/01_schema.ipynb 9
+@patch(as_prop=True)
+def from_replay(self: AlgoConfig) -> bool:
+    "Whether the algorithm learns from replay only (dqn, sac): off-policy, any past policy's data."
+    return self.name in ("dqn", "sac")
+
+# %% ../../nbs/config/01_schema.ipynb 10
 @dataclass
 class TopologyConfig:
     "Where acting and learning happen."
@@ -230,7 +225,7 @@ class ChannelConfig:
     # how segments are encoded between worker and learner
     codec: str = setting("pickle5", choices=("pickle5", "msgpack", "shm"))
 
-# %% ../../nbs/config/01_schema.ipynb 10
+# %% ../../nbs/config/01_schema.ipynb 11
 @dataclass
 class ReplayConfig:
     "Experience replay (off-policy algorithms only)."
@@ -305,7 +300,7 @@ class CriteriaConfig:
     # percent of time the learners' GPU runs a kernel (NVML; the lowest learner), at least
     min_gpu_utilization: Optional[float] = setting(None, lo=0.0, hi=100.0)
 
-# %% ../../nbs/config/01_schema.ipynb 12
+# %% ../../nbs/config/01_schema.ipynb 13
 @dataclass
 class Config:
     "A complete, typed ddrl_lab config: one field per section."
@@ -323,7 +318,7 @@ class Config:
 
 SECTIONS: dict[str, type] = {f.name: f.default_factory for f in dataclasses.fields(Config)}
 
-# %% ../../nbs/config/01_schema.ipynb 15
+# %% ../../nbs/config/01_schema.ipynb 16
 class ConfigError(ValueError):
     """Every problem found in a config, reported together as one paragraph; `source` names the file
     it came from."""

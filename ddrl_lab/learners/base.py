@@ -309,7 +309,7 @@ def _accept(self: Learner, segments) -> list[Segment]:
         )
     return good
 
-
+# %% ../../nbs/learners/01_base.ipynb 18
 @patch
 def _observe(self: Learner, segments: list) -> None:
     """With `env.normalize_obs`: fold the observations of `segments` into the model's `ObsNorm`
@@ -327,7 +327,7 @@ def _observe(self: Learner, segments: list) -> None:
         norm.mean.copy_(torch.from_numpy(rms.mean))
         norm.m2.copy_(torch.from_numpy(rms.m2))
 
-
+# %% ../../nbs/learners/01_base.ipynb 19
 @patch
 @timed
 def update(
@@ -391,7 +391,7 @@ def gradients(
     info["incarnation"], info["restored_from"] = self.incarnation, self.restored_from
     return info
 
-# %% ../../nbs/learners/01_base.ipynb 18
+# %% ../../nbs/learners/01_base.ipynb 20
 @patch
 @timed
 def local_round(self: Learner, weights: Optional[dict], *segments, steps: int = 1) -> dict:
@@ -468,7 +468,7 @@ def _tensors(self: Learner, b: Segment) -> dict:
     with self.autocast():
         return segment_batch(self.model, b, self.device, self.algo.rnn_h0 == "stored")
 
-# %% ../../nbs/learners/01_base.ipynb 19
+# %% ../../nbs/learners/01_base.ipynb 21
 @patch
 def _state_drift(self: Learner, good: list, batch: Segment) -> dict:
     """For a recurrent policy: how far each env's first state lies from the state this learner's
@@ -507,7 +507,7 @@ def _evaluate(self: Learner, mb: dict) -> tuple[torch.Tensor, torch.Tensor]:
     with self.autocast():
         return evaluate(self.model, mb["obs"], state0, mb.get("first"))
 
-# %% ../../nbs/learners/01_base.ipynb 21
+# %% ../../nbs/learners/01_base.ipynb 23
 @patch
 def metrics(self: Learner) -> dict:
     return dict(
@@ -568,7 +568,7 @@ def load_state_dict(self: Learner, sd: dict, version_floor: Optional[int] = None
     self.rng.bit_generator.state = sd["numpy_rng"]
     self._load_extra_state(sd)
 
-# %% ../../nbs/learners/01_base.ipynb 22
+# %% ../../nbs/learners/01_base.ipynb 24
 @patch
 def load_checkpoint(self: Learner, path: Optional[str], version_floor: Optional[int] = None) -> int:
     """Load a checkpoint file written by the Job (`torch.load(weights_only=True)`: no arbitrary

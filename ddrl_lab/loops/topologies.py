@@ -229,7 +229,7 @@ def _made_env_problems(cfg: Config) -> list[str]:
         )
     return problems
 
-
+# %% ../../nbs/loops/09_topologies.ipynb 8
 BOX_MODES = ("co-located", "decoupled")  # the topologies that act in a Box of actions
 
 
@@ -245,7 +245,7 @@ def sac_problems(cfg: Config) -> list[str]:
         )
     return p
 
-# %% ../../nbs/loops/09_topologies.ipynb 8
+# %% ../../nbs/loops/09_topologies.ipynb 9
 def check_supported(cfg: Config) -> None:
     "Raise `ConfigError` naming every setting this version cannot run yet."
     problems = []
@@ -318,7 +318,7 @@ def check_supported(cfg: Config) -> None:
     if problems or env:
         raise ConfigError(problems + env)
 
-# %% ../../nbs/loops/09_topologies.ipynb 11
+# %% ../../nbs/loops/09_topologies.ipynb 12
 KNOB_KEYS = {
     "lr": "algo.lr",
     "ent_coef": "algo.ent_coef",
@@ -385,7 +385,7 @@ def checked_knobs(live: Config, knobs: dict, names: list, shards: int) -> tuple[
         for k in knobs
     }
 
-# %% ../../nbs/loops/09_topologies.ipynb 14
+# %% ../../nbs/loops/09_topologies.ipynb 15
 def gpus_per_learner(cfg: Config, need: int, have: float) -> int:
     """GPUs each learner-side actor that computes (the learner, each of `topology.num_learners`, the
     central-inference
@@ -459,7 +459,7 @@ def join_cluster(cfg: Config, loop: Optional[type] = None):
         raise
     return runtime
 
-# %% ../../nbs/loops/09_topologies.ipynb 15
+# %% ../../nbs/loops/09_topologies.ipynb 16
 def claim_cluster(cfg: Config, loop: Optional[type] = None) -> tuple:
     """`(runtime, GPUs per learner)` for a job before its run directory exists: the cluster at
     `run.ray_address` joined (a decoupled Ray job; else None, the job starts its own later) and the GPUs

@@ -271,7 +271,7 @@ class ActorCritic(FeedForwardPolicy):
         the same draws from the same `generator`, without a `Categorical` per env step."""
         return sample_actions(self.actor(self._features(obs)), generator)
 
-
+# %% ../../nbs/nn/02_models.ipynb 18
 class GaussianActorCritic(ActorCritic):
     """The actor-critic for a Box of `n_actions` actions (PPO's and IMPALA's continuous head, as
     CleanRL's `ppo_continuous_action` builds it): the actor's outputs are the means of a diagonal
@@ -303,7 +303,7 @@ class GaussianActorCritic(ActorCritic):
             self._with_log_std(self.actor(self._features(obs)).float()), generator
         )
 
-# %% ../../nbs/nn/02_models.ipynb 21
+# %% ../../nbs/nn/02_models.ipynb 22
 def epsilon_greedy_probs(q: torch.Tensor, epsilon: torch.Tensor) -> torch.Tensor:
     """The epsilon-greedy policy of Q values `(B, A)`: `epsilon / A` on every action, plus
     `1 - epsilon` on the greedy one (ties to the lowest index)."""
@@ -381,7 +381,7 @@ class QNetwork(EpsilonGreedy, FeedForwardPolicy):
         (`sample_actions` on the log of `probs`, as `dist` would draw them)."""
         return sample_actions(self.policy_logits(self.q(obs)), generator)
 
-# %% ../../nbs/nn/02_models.ipynb 27
+# %% ../../nbs/nn/02_models.ipynb 28
 RNN_CELLS = {"lstm": nn.LSTMCell, "gru": nn.GRUCell}
 
 
@@ -458,7 +458,7 @@ class RecurrentCore(nn.Module):
         out, value = self._heads(h)
         return out, value, state
 
-# %% ../../nbs/nn/02_models.ipynb 28
+# %% ../../nbs/nn/02_models.ipynb 29
 @patch
 def unroll(
     self: RecurrentCore,
@@ -525,7 +525,7 @@ class GaussianRecurrentActorCritic(RecurrentActorCritic):
         mean, value = super()._heads(h)
         return torch.cat([mean, self.log_std.float().expand_as(mean)], -1), value
 
-# %% ../../nbs/nn/02_models.ipynb 34
+# %% ../../nbs/nn/02_models.ipynb 35
 def policy_act(
     model: nn.Module,
     obs: torch.Tensor,
@@ -543,7 +543,7 @@ def policy_act(
     actions, logp = sample_from(model, model.policy_logits(out), generator)
     return actions, logp, state
 
-# %% ../../nbs/nn/02_models.ipynb 37
+# %% ../../nbs/nn/02_models.ipynb 38
 class RecurrentQNetwork(EpsilonGreedy, RecurrentCore):
     """Q values from one torso, a recurrent core (`lstm` or `gru`) and a linear head; acts
     epsilon-greedily, `epsilon` travelling with the weights."""
@@ -556,7 +556,7 @@ class RecurrentQNetwork(EpsilonGreedy, RecurrentCore):
         q = self.head(h).float()
         return q, q.max(-1).values
 
-# %% ../../nbs/nn/02_models.ipynb 40
+# %% ../../nbs/nn/02_models.ipynb 41
 def relu_mlp(n_in: int, hidden: int, n_out: int) -> nn.Sequential:
     "Two ReLU layers of width `hidden`, then a linear output: SAC's actor and critics."
     return nn.Sequential(
@@ -619,7 +619,7 @@ class SACPolicy(FeedForwardPolicy):
         "Actions `(B, A)` drawn with `generator`, within the bounds, and their log-probabilities."
         return self.dist(obs).sample_with_log_prob(generator)
 
-# %% ../../nbs/nn/02_models.ipynb 44
+# %% ../../nbs/nn/02_models.ipynb 45
 CONTINUOUS = ("sac",)  # the algorithms that act in a Box action space only
 DISCRETE = ("dqn",)  # the algorithms that act in a Discrete action space only (ppo, impala: either)
 
@@ -686,7 +686,7 @@ def _obs_scale(obs_space: gym.spaces.Box) -> float:
         else 1.0
     )
 
-# %% ../../nbs/nn/02_models.ipynb 45
+# %% ../../nbs/nn/02_models.ipynb 46
 def _build(
     cls: type,
     obs_space: gym.Space,
@@ -750,7 +750,7 @@ def build_q_model(
         return _build(RecurrentQNetwork, *args, (rnn, rnn_size), channels_last)
     return _build(QNetwork, *args, (dueling,), channels_last)
 
-# %% ../../nbs/nn/02_models.ipynb 47
+# %% ../../nbs/nn/02_models.ipynb 48
 def make_policy(
     cfg,
     obs_space: gym.Space,
@@ -798,7 +798,7 @@ def make_policy(
         model.obs_norm = ObsNorm(obs_space.shape)
     return model.to(device) if device is not None else model
 
-# %% ../../nbs/nn/02_models.ipynb 51
+# %% ../../nbs/nn/02_models.ipynb 52
 def get_weights(model: nn.Module) -> dict[str, np.ndarray]:
     "The model's parameters and buffers as NumPy arrays (copies)."
     return {k: v.detach().cpu().numpy().copy() for k, v in model.state_dict().items()}
