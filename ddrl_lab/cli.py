@@ -372,7 +372,7 @@ def _study_command(sub) -> None:
     study_ = sub.add_parser(
         "study",
         help="run a grid of settings over seeds as Ray Tune trials; print each cell's IQM, mean "
-        "and 95 % interval of time to target and final return",
+        "and 95 %% interval of time to target and final return",
     )
     _config_arguments(study_)
     study_.add_argument(

@@ -23,7 +23,8 @@ def test_presets_lists_names_and_descriptions():
     listed = dict(line.split(maxsplit=1) for line in r.stdout.splitlines())
     assert {"cartpole-ppo", "cartpole-impala", "cartpole-dqn", "cartpole-soft", "pong-ppo", "pong-ppo-fast", "pong-impala", "minatar-breakout"} <= set(listed)
     game = {"cartpole": "CartPole", "pong": "Pong", "minatar": "MinAtar",       # each one-liner names its game
-            "stateless": "StatelessCartPole", "repeat": "RepeatPrevious"}
+            "stateless": "StatelessCartPole", "repeat": "RepeatPrevious", "pendulum": "Pendulum-v1",
+            "halfcheetah": "HalfCheetah-v5"}
     assert all(game[name.split("-")[0]] in desc for name, desc in listed.items()), listed
 
 
@@ -178,3 +179,13 @@ def test_ctrl_c_stops_cleanly_and_leaves_no_processes(tmp_path):
     _, alive = psutil.wait_procs(family, timeout=30)
     alive = [c for c in alive if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
     assert not alive, [" ".join(c.cmdline())[:80] for c in alive]
+
+
+def test_help_names_every_command():
+    "`ddrl-lab --help` prints every command with its one line (a `%` in one of them broke argparse's help once)."
+    from ddrl_lab.cli import build_parser
+    import argparse
+    r = run_cli("--help")
+    assert r.returncode == 0, r.stderr[-2000:]
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert all(name in r.stdout for name in sub.choices), r.stdout

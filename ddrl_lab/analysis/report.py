@@ -131,6 +131,15 @@ def _counter_rates(df, ctx, cols: list, label) -> list[dict]:
     )
 
 
+def _q_alpha(df, ctx) -> list[dict]:
+    "The replay learners' mean Q value and SAC's temperature (right axis), against env steps."
+    s, q, alpha = _col(df, "env_steps"), _col(df, "q_mean"), _col(df, "alpha")
+    out = [_line("mean Q", s, q)] if _has(q) else []
+    if _has(alpha):
+        out.append(_line("temperature α", s, alpha, yaxis="y2", line=dict(dash="dot")))
+    return out
+
+
 def _entropy_kl(df, ctx) -> list[dict]:
     t, ent, kl = _col(df, "time_s"), _col(df, "entropy"), _col(df, "approx_kl")
     out = [_line("entropy", t, ent)] if _has(ent) else []
@@ -212,6 +221,15 @@ _LEARNING_PANELS = [
         "entropy, approx_kl vs time_s",
         _entropy_kl,
         Y2("approx KL"),
+    ),
+    Panel(
+        "q_alpha",
+        "Q values and temperature",
+        "env steps",
+        "mean Q",
+        "q_mean, alpha vs env_steps (replay learners: dqn, sac)",
+        _q_alpha,
+        Y2("temperature α"),
     ),
 ]
 
