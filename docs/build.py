@@ -47,6 +47,8 @@ NOT_EXECUTED = {
                                         "its widgets only work in a running kernel",
     "experiments/recurrent.ipynb": "its default runs are 4 policies x 200,000 env steps on the device and 6 "
                                    "asynchronous Ray jobs of 100,000 (about 10 minutes on 2 cores)",
+    "experiments/continuous.ipynb": "its default studies train SAC on HalfCheetah-v5 for 300,000 env steps in "
+                                    "each of 6 runs (hours on 2 cores)",
 }
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
