@@ -130,7 +130,7 @@ def _counter_rates(df, ctx, cols: list, label) -> list[dict]:
         else []
     )
 
-
+# %% ../../nbs/analysis/03_report.ipynb 9
 def _q_alpha(df, ctx) -> list[dict]:
     "The replay learners' mean Q value and SAC's temperature (right axis), against env steps."
     s, q, alpha = _col(df, "env_steps"), _col(df, "q_mean"), _col(df, "alpha")
@@ -147,7 +147,7 @@ def _entropy_kl(df, ctx) -> list[dict]:
         [_line("approx KL", t, kl, yaxis="y2", line=dict(dash="dot"))] if _has(kl) else []
     )
 
-# %% ../../nbs/analysis/03_report.ipynb 9
+# %% ../../nbs/analysis/03_report.ipynb 10
 # pixels; fixed, so a figure never overflows its slot (they wrap instead)
 FIG_WIDTH, FIG_HEIGHT = 470, 270
 
@@ -169,7 +169,7 @@ class Panel:
 
 Y2 = lambda title: dict(yaxis2=dict(title=title, overlaying="y", side="right", showgrid=False))
 
-# %% ../../nbs/analysis/03_report.ipynb 11
+# %% ../../nbs/analysis/03_report.ipynb 12
 # the run's pace and what the learner learns
 _LEARNING_PANELS = [
     Panel(
@@ -222,15 +222,6 @@ _LEARNING_PANELS = [
         _entropy_kl,
         Y2("approx KL"),
     ),
-    Panel(
-        "q_alpha",
-        "Q values and temperature",
-        "env steps",
-        "mean Q",
-        "q_mean, alpha vs env_steps (replay learners: dqn, sac)",
-        _q_alpha,
-        Y2("temperature α"),
-    ),
 ]
 
 
@@ -257,6 +248,20 @@ _RATE_PANELS = [
 ]
 
 # %% ../../nbs/analysis/03_report.ipynb 13
+# what the replay learners (dqn, sac) value, and SAC's temperature
+_VALUE_PANELS = [
+    Panel(
+        "q_alpha",
+        "Q values and temperature",
+        "env steps",
+        "mean Q",
+        "q_mean, alpha vs env_steps (replay learners: dqn, sac)",
+        _q_alpha,
+        Y2("temperature α"),
+    ),
+]
+
+# %% ../../nbs/analysis/03_report.ipynb 15
 # the parts only some topologies have: a channel, replay, central inference
 _TOPOLOGY_PANELS = [
     Panel(
@@ -318,8 +323,8 @@ _TOPOLOGY_PANELS = [
     ),
 ]
 
-# %% ../../nbs/analysis/03_report.ipynb 15
-PANELS = _LEARNING_PANELS + _RATE_PANELS + _TOPOLOGY_PANELS
+# %% ../../nbs/analysis/03_report.ipynb 17
+PANELS = _LEARNING_PANELS + _VALUE_PANELS + _RATE_PANELS + _TOPOLOGY_PANELS
 
 
 def panel_traces(df: pd.DataFrame, **ctx) -> dict[str, list]:
@@ -357,7 +362,7 @@ def panel_figures(df: pd.DataFrame, **ctx) -> dict:
         for name, tr in panel_traces(df, **ctx).items()
     }
 
-# %% ../../nbs/analysis/03_report.ipynb 19
+# %% ../../nbs/analysis/03_report.ipynb 21
 def _table(d: dict) -> str:
     return (
         "<table>"
@@ -435,7 +440,7 @@ def _books_html(meta: dict) -> str:
     )
     return "<h2>The books</h2>" + _table(books) if books else ""
 
-# %% ../../nbs/analysis/03_report.ipynb 20
+# %% ../../nbs/analysis/03_report.ipynb 22
 def _diagnosis_html(run_dir: Path) -> str:
     "The doctor's diagnosis of the run (see `analysis/02_doctor`), or nothing if it cannot be made."
     try:
