@@ -134,7 +134,7 @@ class AlgoConfig:
     tau: float = setting(0.005, lo=0.0, hi=1.0, lo_open=True)  # sac: target critics' Polyak rate
     alpha: float = setting(0.2, lo=0.0, lo_open=True)  # sac: the entropy temperature at the start
     autotune_alpha: bool = True  # sac: tune the temperature toward target_entropy (else it stays)
-    target_entropy: Optional[float] = None  # sac: entropy aimed at (None: -action dims)
+    target_entropy: Optional[float] = setting(None, lo=-100.0, hi=100.0)  # sac (None: -action dims)
     # PPO: value clipping range (None: no clipping)
     vf_clip: Optional[float] = setting(None, lo=0.0, lo_open=True)
     # the recurrent core between the torso and the heads: none (feed-forward), lstm or gru (ppo, impala; dqn: R2D2)

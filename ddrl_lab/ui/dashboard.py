@@ -114,7 +114,12 @@ def _make_views(self: Dashboard) -> None:
 def _make_sliders(self: Dashboard) -> None:
     "A slider for each of the job's live knobs (none for a finished run), wired to `set_knob`."
     self.specs = self.job.knob_specs() if self.job is not None else {}
-    self.sliders = {name: knob_slider(name, spec) for name, spec in self.specs.items()}
+    # a knob left unset (None: the learner picks its value, as SAC's target entropy) has no slider
+    self.sliders = {
+        name: knob_slider(name, spec)
+        for name, spec in self.specs.items()
+        if spec["value"] is not None
+    }
     for name, s in self.sliders.items():
         s.observe(self._on_slider(name), names="value")
 
