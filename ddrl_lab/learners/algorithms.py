@@ -147,6 +147,7 @@ class DQNLearner(Learner):
 
     KNOBS = ("lr", "target_update_every")
     ITEM = "action"  # the field whose length counts a sample's items
+    ACTION_DTYPE = torch.int64  # a sampled action's type (SAC's: float32, a Box's)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -283,7 +284,7 @@ def _batch(self: DQNLearner, pieces: list[dict]) -> dict:
     return dict(
         obs=t("obs"),
         boot_obs=t("boot_obs"),
-        action=t("action", torch.int64),
+        action=t("action", self.ACTION_DTYPE),
         ret=t("ret", torch.float32),
         discount=t("discount", torch.float32),
         weights=t("weights", torch.float32),
@@ -410,6 +411,7 @@ class SACLearner(DQNLearner):
     target critics, the reparameterised actor and (with `autotune_alpha`) the temperature."""
 
     KNOBS = ("lr", "tau", "alpha", "target_entropy")
+    ACTION_DTYPE = torch.float32
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -443,12 +445,6 @@ class SACLearner(DQNLearner):
             for name in ("q1", "q2"):
                 polyak(getattr(self.target, name), getattr(self.model, name), self.knobs["tau"])
             self.synced_at = self.opt_steps
-
-    def _batch(self, pieces: list[dict]) -> dict:
-        batch = super()._batch(pieces)
-        cat = np.concatenate([p["action"] for p in pieces])
-        batch["action"] = torch.as_tensor(cat, dtype=torch.float32, device=self.device)
-        return batch
 
 # %% ../../nbs/learners/02_algorithms.ipynb 22
 @patch
