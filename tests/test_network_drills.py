@@ -19,13 +19,14 @@ def _phases(job, for_s: float) -> tuple:
     before = df[df.time_s < t0 - 0.3]
     during = df[(df.time_s > t0 + 0.5) & (df.time_s < t0 + for_s)]
     after = df[df.time_s > t0 + for_s + 1.0]
+    print("rows before, during, after the drill:", len(before), len(during), len(after), "drill at", round(t0, 2), "s")
     assert len(before) >= 3 and len(during) >= 2 and len(after) >= 3, (len(before), len(during), len(after))
     return before, during, after
 
 
 def test_net_delay_lengthens_the_barrier_round_by_the_round_trip(tmp_path):
-    job = Job("cartpole-ppo", {"run.runtime": "serial", "run.total_env_steps": 40_000, "run.target_return": None,
-                               "run.log_interval_s": 0.25, "run.faults": ["16000:net_delay:1:0.2:2"],
+    job = Job("cartpole-ppo", {"run.runtime": "serial", "run.total_env_steps": 50_000, "run.target_return": None,
+                               "run.log_interval_s": 0.25, "run.faults": ["24000:net_delay:1:0.2:2"],
                                "run.out": str(tmp_path)}).start().wait()
     assert job.status == "finished", job.meta.get("error")
     before, during, after = _phases(job, 2.0)
@@ -38,9 +39,9 @@ def test_net_delay_lengthens_the_barrier_round_by_the_round_trip(tmp_path):
 
 
 def test_net_delay_on_one_worker_raises_the_version_lag_behind_a_channel(tmp_path):
-    job = Job("cartpole-impala", {"run.runtime": "serial", "run.total_env_steps": 150_000, "run.target_return": None,
-                                  "sync.max_staleness": 1000, "run.log_interval_s": 0.25,
-                                  "run.faults": ["20000:net_delay:1:0.3:2"], "run.out": str(tmp_path)}).start().wait()
+    job = Job("cartpole-impala", {"run.runtime": "serial", "run.total_env_steps": 180_000, "run.target_return": None,
+                                  "sync.max_staleness": 1000, "run.log_interval_s": 0.1,
+                                  "run.faults": ["50000:net_delay:1:0.3:2"], "run.out": str(tmp_path)}).start().wait()
     assert job.status == "finished", job.meta.get("error")
     before, during, after = _phases(job, 2.0)
     lag = lambda rows: int(rows.version_lag_max.max())
@@ -51,9 +52,9 @@ def test_net_delay_on_one_worker_raises_the_version_lag_behind_a_channel(tmp_pat
 def test_net_delay_on_every_link_drains_the_channel_and_starves_the_learner(tmp_path):
     """Both workers' links slowed (`*`) for 2 s, a channel of 2 slots: the segments' slots are held on the wire, so the
     channel holds none, the learner waits for data and the workers are throttled; before and after, neither happens."""
-    job = Job("cartpole-impala", {"run.runtime": "serial", "run.total_env_steps": 80_000, "run.target_return": None,
-                                  "sync.max_staleness": 1000, "channel.capacity": 2, "run.log_interval_s": 0.25,
-                                  "run.faults": ["20000:net_delay:*:0.2:2"], "run.out": str(tmp_path)}).start().wait()
+    job = Job("cartpole-impala", {"run.runtime": "serial", "run.total_env_steps": 110_000, "run.target_return": None,
+                                  "sync.max_staleness": 1000, "channel.capacity": 2, "run.log_interval_s": 0.1,
+                                  "run.faults": ["50000:net_delay:*:0.2:2"], "run.out": str(tmp_path)}).start().wait()
     assert job.status == "finished", job.meta.get("error")
     before, during, after = _phases(job, 2.0)
     grew = lambda rows, key: float(rows[key].iloc[-1] - rows[key].iloc[0])
@@ -77,8 +78,8 @@ def test_bad_network_drills_are_refused_with_the_key():
 
 
 FALLBACK_RUN = {"sync.mode": "async", "sync.max_staleness": 4, "sync.fallback_rows": 2, "run.runtime": "serial",
-                "run.total_env_steps": 70_000, "run.target_return": None, "run.log_interval_s": 0.25,
-                "run.faults": ["20000:net_delay:1:0.3:3"]}
+                "run.total_env_steps": 90_000, "run.target_return": None, "run.log_interval_s": 0.25,
+                "run.faults": ["36000:net_delay:1:0.3:3"]}
 
 
 @pytest.mark.parametrize("fallback", ["sync", "off-policy"])
