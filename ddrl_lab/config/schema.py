@@ -76,7 +76,7 @@ class EnvConfig:
 class AlgoConfig:
     "The learning algorithm and its hyperparameters."
 
-    name: str = setting("ppo", choices=("dqn", "ppo", "impala", "sac"))  # algorithm family
+    name: str = setting("ppo", choices=("dqn", "ppo", "impala", "sac", "td3"))  # algorithm family
     lr: float = setting(3e-4, lo=0.0, hi=1.0, lo_open=True)  # learning rate
     anneal_lr: bool = False  # decay lr linearly to 0 over run.total_env_steps
     gamma: float = setting(0.99, lo=0.0, hi=1.0)  # discount
@@ -131,10 +131,18 @@ class AlgoConfig:
     eps_decay_steps: int = setting(10_000, lo=1)
     # DQN: Huber threshold (None: squared error)
     huber_delta: Optional[float] = setting(1.0, lo=0.0, lo_open=True)
-    tau: float = setting(0.005, lo=0.0, hi=1.0, lo_open=True)  # sac: target critics' Polyak rate
+    tau: float = setting(
+        0.005, lo=0.0, hi=1.0, lo_open=True
+    )  # sac, td3: target networks' Polyak rate
     alpha: float = setting(0.2, lo=0.0, lo_open=True)  # sac: the entropy temperature at the start
     autotune_alpha: bool = True  # sac: tune the temperature toward target_entropy (else it stays)
     target_entropy: Optional[float] = setting(None, lo=-100.0, hi=100.0)  # sac (None: -action dims)
+    # td3: the acting noise's standard deviation, in half-ranges of each action dimension
+    exploration_noise: float = setting(0.1, lo=0.0, hi=10.0)
+    # td3: target-policy smoothing, the noise's standard deviation in half-ranges
+    target_noise: float = setting(0.2, lo=0.0, hi=10.0)
+    noise_clip: float = setting(0.5, lo=0.0, hi=10.0)  # td3: the smoothing noise's clip (half-ranges)
+    policy_delay: int = setting(2, lo=1, hi=1000)  # td3: critic steps per actor (and target) step
     # PPO: value clipping range (None: no clipping)
     vf_clip: Optional[float] = setting(None, lo=0.0, lo_open=True)
     # the recurrent core between the torso and the heads: none (feed-forward), lstm or gru (ppo, impala; dqn: R2D2)
@@ -154,8 +162,8 @@ class AlgoConfig:
 # %% ../../nbs/config/01_schema.ipynb 9
 @patch(as_prop=True)
 def from_replay(self: AlgoConfig) -> bool:
-    "Whether the algorithm learns from replay only (dqn, sac): off-policy, any past policy's data."
-    return self.name in ("dqn", "sac")
+    "Whether the algorithm learns from replay only (dqn, sac, td3): off-policy, any past policy's data."
+    return self.name in ("dqn", "sac", "td3")
 
 # %% ../../nbs/config/01_schema.ipynb 10
 @dataclass

@@ -22,10 +22,19 @@ from ..data.segments import Segment, concat_segments
 from ..replay.sequence import replay_items
 from ..objectives.sequences import r2d2_loss
 from ..objectives.targets import double_q_values, dqn_loss, vtrace, vtrace_objective
-from ..objectives.continuous import polyak, sac_actor_loss, sac_target, temperature_loss
+from ddrl_lab.objectives.continuous import (
+    polyak,
+    sac_actor_loss,
+    sac_target,
+    td3_actor_loss,
+    td3_target,
+    td3_target_action,
+    temperature_loss,
+)
 
 # %% auto 0
-__all__ = ['LEARNERS', 'PPOLearner', 'IMPALALearner', 'DQNLearner', 'R2D2Learner', 'SACLearner', 'learner_class']
+__all__ = ['LEARNERS', 'PPOLearner', 'IMPALALearner', 'DQNLearner', 'R2D2Learner', 'ContinuousReplayLearner', 'SACLearner',
+           'TD3Learner', 'learner_class']
 
 # %% ../../nbs/learners/02_algorithms.ipynb 6
 class PPOLearner(Learner):
@@ -406,12 +415,38 @@ class R2D2Learner(DQNLearner):
         return loss, stats
 
 # %% ../../nbs/learners/02_algorithms.ipynb 21
-class SACLearner(DQNLearner):
+class ContinuousReplayLearner(DQNLearner):
+    """What SAC's and TD3's learners share on top of DQN's replay learner: float actions, uniformly
+    random acting before `learning_starts`, Polyak-averaged target networks (`TARGETS`)."""
+
+    ACTION_DTYPE = torch.float32
+    TARGETS = ("q1", "q2")  # the parts of the model whose targets are averaged
+
+    def get_weights(self, env_steps: Optional[int] = None) -> dict:
+        """The current weights and their version; before `learning_starts` env steps, no policy
+        (`params` None: the workers act uniformly at random, as SB3's and CleanRL's SAC do)."""
+        weights = super().get_weights(env_steps)
+        if env_steps is not None and env_steps < self.algo.learning_starts:
+            weights["params"] = None
+        return weights
+
+    def _target_steps(self) -> int:
+        "Optimizer steps that move the targets: every one (SAC)."
+        return self.opt_steps
+
+    def _update_target(self) -> None:
+        "Polyak-average the targets toward the online networks after each step that moves them."
+        if self._target_steps() > self.synced_at:
+            for name in self.TARGETS:
+                polyak(getattr(self.target, name), getattr(self.model, name), self.knobs["tau"])
+            self.synced_at = self._target_steps()
+
+# %% ../../nbs/learners/02_algorithms.ipynb 22
+class SACLearner(ContinuousReplayLearner):
     """Soft actor-critic from replay samples: twin critics toward the soft target of Polyak-averaged
     target critics, the reparameterised actor and (with `autotune_alpha`) the temperature."""
 
     KNOBS = ("lr", "tau", "alpha", "target_entropy")
-    ACTION_DTYPE = torch.float32
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -427,26 +462,11 @@ class SACLearner(DQNLearner):
                 self.model.log_alpha.fill_(math.log(self.knobs["alpha"]))
         return out
 
-    def get_weights(self, env_steps: Optional[int] = None) -> dict:
-        """The current weights and their version; before `learning_starts` env steps, no policy
-        (`params` None: the workers act uniformly at random, as SB3's and CleanRL's SAC do)."""
-        weights = super().get_weights(env_steps)
-        if env_steps is not None and env_steps < self.algo.learning_starts:
-            weights["params"] = None
-        return weights
-
     def _explore(self, env_steps: int) -> dict:
         "SAC explores by its policy's entropy: the row shows the temperature."
         return dict(alpha=float(self.model.log_alpha.detach().exp()))
 
-    def _update_target(self) -> None:
-        "Polyak-average the target critics toward the online ones after each optimizer step."
-        if self.opt_steps > self.synced_at:
-            for name in ("q1", "q2"):
-                polyak(getattr(self.target, name), getattr(self.model, name), self.knobs["tau"])
-            self.synced_at = self.opt_steps
-
-# %% ../../nbs/learners/02_algorithms.ipynb 22
+# %% ../../nbs/learners/02_algorithms.ipynb 23
 @patch
 def _loss(self: SACLearner, batch: dict) -> tuple[torch.Tensor, dict]:
     m, obs = self.model, batch["obs"]
@@ -472,8 +492,70 @@ def _loss(self: SACLearner, batch: dict) -> tuple[torch.Tensor, dict]:
     )
     return loss, stats
 
-# %% ../../nbs/learners/02_algorithms.ipynb 23
-LEARNERS = {"ppo": PPOLearner, "impala": IMPALALearner, "dqn": DQNLearner, "sac": SACLearner}
+# %% ../../nbs/learners/02_algorithms.ipynb 25
+class TD3Learner(ContinuousReplayLearner):
+    """TD3 from replay samples: twin critics toward the clipped double-Q target at a smoothed target
+    action; the deterministic actor and the targets move every `policy_delay` critic steps."""
+
+    KNOBS = ("lr", "tau", "exploration_noise")
+    TARGETS = ("actor", "q1", "q2")
+
+    def __init__(self, *args, **kwargs):
+        self.last_actor_loss = 0.0  # (what rows show until the actor's first step)
+        super().__init__(*args, **kwargs)
+
+    def _explore(self, env_steps: int) -> dict:
+        "TD3 explores by noise on its actions: the model's `noise` carries the knob to the workers."
+        noise = float(self.knobs["exploration_noise"])
+        self.model.noise.fill_(noise)
+        return dict(exploration_noise=noise)
+
+    def _actor_turn(self) -> bool:
+        "Whether the coming optimizer step moves the actor: every `policy_delay`-th does."
+        d = self.algo.policy_delay
+        return self.opt_steps % d == d - 1
+
+    def _step_parts(self) -> tuple:
+        "The critics' part of the flat tensor every step; the actor's (it leads) on its turn."
+        k = self.model.actor_parameters()
+        return (slice(k, None), slice(0, k)) if self._actor_turn() else (slice(k, None),)
+
+    def _target_steps(self) -> int:
+        "The actor's steps: the targets move with it."
+        return self.opt.part_steps.get(f"0:{self.model.actor_parameters()}", 0)
+
+# %% ../../nbs/learners/02_algorithms.ipynb 26
+@patch
+def _loss(self: TD3Learner, batch: dict) -> tuple[torch.Tensor, dict]:
+    m, obs, a = self.model, batch["obs"], self.algo
+    half = (m.high - m.low) / 2
+    with torch.no_grad():
+        next_mu = self.target.mu(batch["boot_obs"])
+        noise = torch.randn_like(next_mu) * a.target_noise * half
+        next_action = td3_target_action(next_mu, noise, a.noise_clip * half, m.low, m.high)
+        next_q1, next_q2 = self.target.q(batch["boot_obs"], next_action)
+        y = td3_target(batch["ret"], batch["discount"], next_q1, next_q2)
+    q1, q2 = m.q(obs, batch["action"])
+    td1, td2 = q1 - y, q2 - y
+    loss = 0.5 * (batch["weights"] * (td1.square() + td2.square())).mean()
+    stats = dict(loss_critic=loss.item(), q_mean=q1.mean().item())
+    if self._actor_turn():
+        actor = td3_actor_loss(m.q(obs, m.mu(obs), frozen=True)[0])
+        self.last_actor_loss = actor.item()
+        loss = loss + actor
+    stats.update(
+        loss_actor=self.last_actor_loss, td_abs=torch.maximum(td1.abs(), td2.abs()).detach()
+    )
+    return loss, stats
+
+# %% ../../nbs/learners/02_algorithms.ipynb 27
+LEARNERS = {
+    "ppo": PPOLearner,
+    "impala": IMPALALearner,
+    "dqn": DQNLearner,
+    "sac": SACLearner,
+    "td3": TD3Learner,
+}
 
 
 def learner_class(cfg: Config) -> type:

@@ -176,10 +176,17 @@ def _step(self: Learner) -> float:
         self.grad,
         self.algo.max_grad_norm,
         self.group_mean,
+        self._step_parts(),
     )
     self.grad.zero_()
     self.opt_steps += 1
     return float(norm)
+
+
+@patch
+def _step_parts(self: Learner) -> tuple:
+    "The parts of the flat tensor an optimizer step moves: all of it (TD3: not always its actor)."
+    return (slice(None),)
 
 
 @patch

@@ -52,7 +52,7 @@ def loop_for(cfg: Config) -> type:
 
 
 IMPLEMENTED = {
-    "algo.name": ("ppo", "impala", "dqn", "sac"),
+    "algo.name": ("ppo", "impala", "dqn", "sac", "td3"),
     "topology.mode": ("co-located", "decoupled", "central-inference", "on-device"),
     "sync.aggregation": ("parameter-server", "allreduce", "hybrid"),
 }
@@ -234,14 +234,15 @@ BOX_MODES = ("co-located", "decoupled")  # the topologies that act in a Box of a
 
 
 def sac_problems(cfg: Config) -> list[str]:
-    "What this version cannot run of SAC: a recurrent core (its topologies: `_made_env_problems`)."
-    if cfg.algo.name != "sac":
+    """What this version cannot run of SAC and TD3: a recurrent core (their topologies:
+    `_made_env_problems`)."""
+    if cfg.algo.name not in ("sac", "td3"):
         return []
     p = []
     if cfg.algo.rnn != "none":
         p.append(
-            f"algo.rnn = {cfg.algo.rnn!r} with algo.name = 'sac' is not available yet: SAC's actor "
-            "and critics are feed-forward in this version; set algo.rnn=none."
+            f"algo.rnn = {cfg.algo.rnn!r} with algo.name = {cfg.algo.name!r} is not available yet: "
+            "its actor and critics are feed-forward in this version; set algo.rnn=none."
         )
     return p
 
@@ -294,7 +295,7 @@ def check_supported(cfg: Config) -> None:
             f"policy lag): it runs "
             f"{cfg.algo.name} with sync.mode = 'sync' and without replay (got "
             f"sync.mode {cfg.sync.mode!r}, "
-            f"replay.kind {cfg.replay.kind!r}); only dqn and sac go through replay there."
+            f"replay.kind {cfg.replay.kind!r}); only dqn, sac and td3 go through replay there."
         )
     if cfg.topology.overlap_acting and (cfg.topology.mode != "co-located" or cfg.algo.from_replay):
         problems.append(
@@ -328,6 +329,7 @@ KNOB_KEYS = {
     "tau": "algo.tau",
     "alpha": "algo.alpha",
     "target_entropy": "algo.target_entropy",
+    "exploration_noise": "algo.exploration_noise",
     "updates_per_segment": "algo.updates_per_segment",
     "max_staleness": "sync.max_staleness",
     "local_steps": "sync.local_steps",

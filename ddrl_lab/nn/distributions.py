@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from torch.distributions import Categorical, Normal
 
 # %% auto 0
-__all__ = ['DiagGaussian', 'log_one_minus_tanh2', 'TanhGaussian', 'MultiCategorical']
+__all__ = ['DiagGaussian', 'log_one_minus_tanh2', 'squash', 'TanhGaussian', 'MultiCategorical']
 
 # %% ../../nbs/nn/05_distributions.ipynb 6
 class DiagGaussian:
@@ -42,6 +42,11 @@ def log_one_minus_tanh2(u: torch.Tensor) -> torch.Tensor:
     return 2.0 * (math.log(2.0) - u - F.softplus(-2.0 * u))
 
 
+def squash(u: torch.Tensor, low: torch.Tensor, high: torch.Tensor) -> torch.Tensor:
+    "tanh(u) rescaled from (-1, 1) to `[low, high]`: the one place actions are put into the bounds."
+    return (high + low) / 2 + (high - low) / 2 * torch.tanh(u)
+
+
 class TanhGaussian:
     """A Gaussian sample squashed by tanh into (-1, 1) and rescaled to `[low, high]`; `log_prob` is
     corrected for both (a change of variables). Sample with `rsample_with_log_prob` (SAC's actor)."""
@@ -53,10 +58,11 @@ class TanhGaussian:
             raise ValueError(
                 "a tanh-squashed action needs finite bounds: the action space's low and high"
             )
+        self.low, self.high = low, high
         self.center, self.scale = (high + low) / 2, (high - low) / 2
 
     def _squash(self, u: torch.Tensor) -> torch.Tensor:
-        return self.center + self.scale * torch.tanh(u)
+        return squash(u, self.low, self.high)
 
     def _log_prob_u(self, u: torch.Tensor) -> torch.Tensor:
         jacobian = log_one_minus_tanh2(u) + self.scale.log()

@@ -21,15 +21,16 @@ from ddrl_lab.nn.recurrent_state import (
     EnvStates,
 )  # (its home: 05b; every holder imports it from here)
 from .packed_unroll import packed_core
-from .distributions import DiagGaussian, TanhGaussian
+from .distributions import DiagGaussian, TanhGaussian, squash
 
 # %% auto 0
 __all__ = ['TORSOS', 'RNN_CELLS', 'LOG_STD_RANGE', 'CONTINUOUS', 'DISCRETE', 'layer_init', 'resolve_torso', 'torso_problems',
            'torso_layers', 'prepare_obs', 'bf16_autocast', 'ObsNorm', 'sample_actions', 'sample_gaussian',
            'sample_from', 'FeedForwardPolicy', 'ActorCritic', 'GaussianActorCritic', 'epsilon_greedy_probs',
            'EpsilonGreedy', 'QNetwork', 'RecurrentCore', 'RecurrentActorCritic', 'GaussianRecurrentActorCritic',
-           'policy_act', 'RecurrentQNetwork', 'relu_mlp', 'SACPolicy', 'action_problems', 'space_problems',
-           'action_count', 'build_model', 'build_q_model', 'make_policy', 'get_weights', 'set_weights']
+           'policy_act', 'RecurrentQNetwork', 'relu_mlp', 'TwinCritics', 'SACPolicy', 'TD3Policy', 'action_problems',
+           'space_problems', 'action_count', 'build_model', 'build_q_model', 'make_policy', 'get_weights',
+           'set_weights']
 
 # %% ../../nbs/nn/02_models.ipynb 5
 def layer_init(layer: nn.Module, std: float = np.sqrt(2), bias: float = 0.0) -> nn.Module:
@@ -558,7 +559,7 @@ class RecurrentQNetwork(EpsilonGreedy, RecurrentCore):
 
 # %% ../../nbs/nn/02_models.ipynb 41
 def relu_mlp(n_in: int, hidden: int, n_out: int) -> nn.Sequential:
-    "Two ReLU layers of width `hidden`, then a linear output: SAC's actor and critics."
+    "Two ReLU layers of width `hidden`, then a linear output: the actors and critics of SAC and TD3."
     return nn.Sequential(
         nn.Linear(n_in, hidden),
         nn.ReLU(),
@@ -568,34 +569,31 @@ def relu_mlp(n_in: int, hidden: int, n_out: int) -> nn.Sequential:
     )
 
 
-LOG_STD_RANGE = (-5.0, 2.0)  # SAC's actor: the clamp of its log-std
+class TwinCritics(FeedForwardPolicy):
+    """What SAC's and TD3's agents share for a bounded Box action space `(A,)`: an actor (first, so its
+    parameters lead the flat tensor) with `actor_out` outputs, twin Q critics on (observation,
+    action), the bounds, and the observation normalisation of `env.normalize_obs` (`obs_norm`)."""
 
-
-class SACPolicy(FeedForwardPolicy):
-    """SAC's agent for a bounded Box action space `(A,)`: a tanh-squashed Gaussian actor, twin Q
-    critics on (observation, action) and `log_alpha`, the log of the entropy temperature."""
-
-    def __init__(self, obs_shape: tuple, low, high, hidden: int = 256, alpha: float = 0.2):
+    def __init__(self, obs_shape: tuple, low, high, hidden: int, actor_out: int):
         super().__init__()
         obs_dim, act_dim = int(np.prod(obs_shape)), int(np.size(low))
-        self.actor = relu_mlp(obs_dim, hidden, 2 * act_dim)
+        self.actor = relu_mlp(obs_dim, hidden, actor_out)
         self.q1 = relu_mlp(obs_dim + act_dim, hidden, 1)
         self.q2 = relu_mlp(obs_dim + act_dim, hidden, 1)
-        self.log_alpha = nn.Parameter(torch.tensor(math.log(alpha)))
+        self.obs_norm = nn.Identity()  # `ObsNorm` with env.normalize_obs (`make_policy`)
         self.register_buffer("low", torch.as_tensor(low, dtype=torch.float32).reshape(-1))
         self.register_buffer("high", torch.as_tensor(high, dtype=torch.float32).reshape(-1))
 
-    def dist(self, obs: torch.Tensor) -> TanhGaussian:
-        "The policy at `obs`: a Gaussian squashed into the bounds."
-        mean, log_std = self.actor(obs.float().flatten(1)).float().chunk(2, -1)
-        return TanhGaussian(mean, log_std.clamp(*LOG_STD_RANGE), self.low, self.high)
+    def features(self, obs: torch.Tensor) -> torch.Tensor:
+        "The observations as the networks read them: normalised (where on), flattened, fp32."
+        return self.obs_norm(obs.float()).flatten(1)
 
     def q(
         self, obs: torch.Tensor, action: torch.Tensor, frozen: bool = False
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Both critics' values `(B,)` of `action` `(B, A)` at `obs`; `frozen`: with their parameters
         held fixed (the actor's loss: its gradient reaches the action, not the critics)."""
-        x = torch.cat([obs.float().flatten(1), action.float()], -1)
+        x = torch.cat([self.features(obs), action.float()], -1)
         out = []
         for net in (self.q1, self.q2):
             if frozen:
@@ -605,13 +603,34 @@ class SACPolicy(FeedForwardPolicy):
                 out.append(net(x))
         return tuple(v.squeeze(-1).float() for v in out)
 
+    def value(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.heads(obs)[1]
+
+    def actor_parameters(self) -> int:
+        "How many of the flat tensor's leading numbers are the actor's (TD3 steps them apart)."
+        return sum(p.numel() for p in self.actor.parameters())
+
+# %% ../../nbs/nn/02_models.ipynb 42
+LOG_STD_RANGE = (-5.0, 2.0)  # SAC's actor: the clamp of its log-std
+
+
+class SACPolicy(TwinCritics):
+    """SAC's agent: a tanh-squashed Gaussian actor, the twin critics and `log_alpha`, the log of the
+    entropy temperature."""
+
+    def __init__(self, obs_shape: tuple, low, high, hidden: int = 256, alpha: float = 0.2):
+        super().__init__(obs_shape, low, high, hidden, 2 * int(np.size(low)))
+        self.log_alpha = nn.Parameter(torch.tensor(math.log(alpha)))
+
+    def dist(self, obs: torch.Tensor) -> TanhGaussian:
+        "The policy at `obs`: a Gaussian squashed into the bounds."
+        mean, log_std = self.actor(self.features(obs)).float().chunk(2, -1)
+        return TanhGaussian(mean, log_std.clamp(*LOG_STD_RANGE), self.low, self.high)
+
     def heads(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         "The deterministic action (the squashed mean) and the smaller critic's value of it."
         action = self.dist(obs).mode()
         return action, torch.minimum(*self.q(obs, action))
-
-    def value(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.heads(obs)[1]
 
     def act(
         self, obs: torch.Tensor, generator: Optional[torch.Generator] = None
@@ -619,8 +638,37 @@ class SACPolicy(FeedForwardPolicy):
         "Actions `(B, A)` drawn with `generator`, within the bounds, and their log-probabilities."
         return self.dist(obs).sample_with_log_prob(generator)
 
-# %% ../../nbs/nn/02_models.ipynb 45
-CONTINUOUS = ("sac",)  # the algorithms that act in a Box action space only
+# %% ../../nbs/nn/02_models.ipynb 46
+class TD3Policy(TwinCritics):
+    "TD3's agent: a deterministic tanh actor, the twin critics and the exploration noise `noise`."
+
+    def __init__(self, obs_shape: tuple, low, high, hidden: int = 256, noise: float = 0.1):
+        super().__init__(obs_shape, low, high, hidden, int(np.size(low)))
+        self.register_buffer("noise", torch.tensor(float(noise)))
+
+    def mu(self, obs: torch.Tensor) -> torch.Tensor:
+        "The deterministic action `(B, A)` at `obs`, within the bounds."
+        return squash(self.actor(self.features(obs)).float(), self.low, self.high)
+
+    def heads(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        "The deterministic action and the smaller critic's value of it."
+        action = self.mu(obs)
+        return action, torch.minimum(*self.q(obs, action))
+
+    def act(
+        self, obs: torch.Tensor, generator: Optional[torch.Generator] = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """μ plus Gaussian noise of `noise` half-ranges (drawn with `generator` on its own device),
+        clipped into the bounds; log-probabilities zero (TD3 does not use them)."""
+        mu = self.mu(obs)
+        on_device = generator is not None and generator.device == mu.device
+        eps = torch.randn(mu.shape, generator=generator if on_device else None, device=mu.device)
+        half = (self.high - self.low) / 2
+        action = torch.maximum(torch.minimum(mu + self.noise * half * eps, self.high), self.low)
+        return action, torch.zeros(len(mu), device=mu.device)
+
+# %% ../../nbs/nn/02_models.ipynb 50
+CONTINUOUS = ("sac", "td3")  # the algorithms that act in a Box action space only
 DISCRETE = ("dqn",)  # the algorithms that act in a Discrete action space only (ppo, impala: either)
 
 
@@ -647,7 +695,7 @@ def action_problems(action_space: gym.Space, algo: str = "ppo") -> list[str]:
     if algo in DISCRETE and box:
         return [
             f"the env's action space {action_space} is continuous: algo.name = {algo!r} takes "
-            f"Discrete actions; use sac, ppo or impala for a Box of actions."
+            f"Discrete actions; use sac, td3, ppo or impala for a Box of actions."
         ]
     if not box and not isinstance(action_space, gym.spaces.Discrete):
         return [
@@ -686,7 +734,7 @@ def _obs_scale(obs_space: gym.spaces.Box) -> float:
         else 1.0
     )
 
-# %% ../../nbs/nn/02_models.ipynb 46
+# %% ../../nbs/nn/02_models.ipynb 51
 def _build(
     cls: type,
     obs_space: gym.Space,
@@ -750,7 +798,7 @@ def build_q_model(
         return _build(RecurrentQNetwork, *args, (rnn, rnn_size), channels_last)
     return _build(QNetwork, *args, (dueling,), channels_last)
 
-# %% ../../nbs/nn/02_models.ipynb 48
+# %% ../../nbs/nn/02_models.ipynb 53
 def make_policy(
     cfg,
     obs_space: gym.Space,
@@ -760,7 +808,7 @@ def make_policy(
     seed: Optional[int] = None,
 ) -> nn.Module:
     """The model of `cfg` (a `Config`) for these spaces, on `device`: the Q network for `dqn`, SAC's
-    agent for `sac`, else the actor-critic. With `seed`, torch's global generator is seeded first
+    or TD3's agent for `sac` or `td3`, else the actor-critic. With `seed`, torch's global generator is seeded first
     (the initial weights of that seed)."""
     if seed is not None:
         torch.manual_seed(seed)
@@ -771,6 +819,14 @@ def make_policy(
     if algo.name == "sac":
         model = SACPolicy(
             obs_space.shape, action_space.low, action_space.high, algo.hidden_size, algo.alpha
+        )
+    elif algo.name == "td3":
+        model = TD3Policy(
+            obs_space.shape,
+            action_space.low,
+            action_space.high,
+            algo.hidden_size,
+            algo.exploration_noise,
         )
     elif algo.name == "dqn":
         model = build_q_model(
@@ -798,7 +854,7 @@ def make_policy(
         model.obs_norm = ObsNorm(obs_space.shape)
     return model.to(device) if device is not None else model
 
-# %% ../../nbs/nn/02_models.ipynb 52
+# %% ../../nbs/nn/02_models.ipynb 57
 def get_weights(model: nn.Module) -> dict[str, np.ndarray]:
     "The model's parameters and buffers as NumPy arrays (copies)."
     return {k: v.detach().cpu().numpy().copy() for k, v in model.state_dict().items()}

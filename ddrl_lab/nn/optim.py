@@ -36,10 +36,20 @@ def flat_parameters(model: torch.nn.Module) -> tuple[torch.Tensor, torch.Tensor]
 
 class SkipCounts:
     """What every flat optimizer counts besides its steps: the steps `flat_step` skipped for a
-    non-finite gradient, since the run began and since the last step it took."""
+    non-finite gradient, since the run began and since the last step it took; and its steps, of
+    the whole tensor (`t`) or of a part stepped on its own (`part_steps`)."""
 
     skipped = 0
     skipped_in_a_row = 0
+
+    def _count(self, part: slice) -> int:
+        "Count one more step of `part` (the whole tensor: `t`); the count."
+        if part == slice(None):
+            self.t += 1
+            return self.t
+        key = f"{part.start}:{part.stop}"
+        self.part_steps[key] = self.part_steps.get(key, 0) + 1
+        return self.part_steps[key]
 
     def skip_counts(self) -> dict:
         "The two counts under the names of the metrics rows."
@@ -67,15 +77,19 @@ class FlatAdam(SkipCounts):
     ):
         self.param, self.grad, self.lr, self.betas, self.eps = param, grad, lr, betas, eps
         self.exp_avg, self.exp_avg_sq, self.t = torch.zeros_like(param), torch.zeros_like(param), 0
+        self.part_steps = {}  # steps taken by each part stepped on its own (`_count`)
 
     @torch.no_grad()
-    def step(self):
-        (b1, b2), g = self.betas, self.grad
-        self.t += 1
-        self.exp_avg.lerp_(g, 1 - b1)
-        self.exp_avg_sq.mul_(b2).addcmul_(g, g, value=1 - b2)
-        denom = (self.exp_avg_sq.sqrt() / math.sqrt(1 - b2**self.t)).add_(self.eps)
-        self.param.addcdiv_(self.exp_avg, denom, value=-self.lr / (1 - b1**self.t))
+    def step(self, part: slice = slice(None)):
+        """One Adam step of the whole tensor, or of `part` of it only (the rest and its moments stay
+        as they are; the part's bias correction counts the part's own steps)."""
+        t = self._count(part)
+        (b1, b2), g = self.betas, self.grad[part]
+        m, v = self.exp_avg[part], self.exp_avg_sq[part]
+        m.lerp_(g, 1 - b1)
+        v.mul_(b2).addcmul_(g, g, value=1 - b2)
+        denom = (v.sqrt() / math.sqrt(1 - b2**t)).add_(self.eps)
+        self.param[part].addcdiv_(m, denom, value=-self.lr / (1 - b1**t))
 
     def state_dict(self) -> dict:
         return dict(
@@ -83,6 +97,7 @@ class FlatAdam(SkipCounts):
             exp_avg_sq=self.exp_avg_sq.clone(),
             t=self.t,
             lr=self.lr,
+            part_steps=dict(self.part_steps),
             **self.skip_counts(),
         )
 
@@ -90,6 +105,7 @@ class FlatAdam(SkipCounts):
         self.exp_avg.copy_(sd["exp_avg"])
         self.exp_avg_sq.copy_(sd["exp_avg_sq"])
         self.t, self.lr = sd["t"], sd["lr"]
+        self.part_steps = dict(sd.get("part_steps", {}))
         self.load_skip_counts(sd)
 
 # %% ../../nbs/nn/04_optim.ipynb 6
@@ -101,7 +117,9 @@ def clip_flat_(grad: torch.Tensor, max_norm: float) -> torch.Tensor:
     return norm
 
 
-def flat_step(opt, grad: torch.Tensor, max_norm: float, reduce=None) -> torch.Tensor:
+def flat_step(
+    opt, grad: torch.Tensor, max_norm: float, reduce=None, parts: tuple = (slice(None),)
+) -> torch.Tensor:
     """After a backward into the flat `grad`: `reduce` it (a data-parallel group's average), clip
     its global norm to `max_norm`, step `opt`; the norm before clipping. Every learner (host or
     on-device) ends its gradient steps here. A gradient whose norm is NaN or Inf never reaches the
@@ -114,7 +132,8 @@ def flat_step(opt, grad: torch.Tensor, max_norm: float, reduce=None) -> torch.Te
         opt.skipped_in_a_row += 1
         return norm
     opt.skipped_in_a_row = 0
-    opt.step()
+    for part in parts:  # (the whole tensor, or the parts that step now: TD3's delayed actor)
+        opt.step(part)
     return norm
 
 # %% ../../nbs/nn/04_optim.ipynb 10
@@ -131,19 +150,29 @@ class FlatRMSprop(SkipCounts):
     ):
         self.param, self.grad, self.lr, self.alpha, self.eps = param, grad, lr, alpha, eps
         self.square_avg, self.t = torch.zeros_like(param), 0
+        self.part_steps = {}
 
     @torch.no_grad()
-    def step(self):
-        self.t += 1
-        self.square_avg.mul_(self.alpha).addcmul_(self.grad, self.grad, value=1 - self.alpha)
-        self.param.addcdiv_(self.grad, self.square_avg.sqrt().add_(self.eps), value=-self.lr)
+    def step(self, part: slice = slice(None)):
+        "One RMSprop step of the whole tensor, or of `part` of it only."
+        self._count(part)
+        g, avg = self.grad[part], self.square_avg[part]
+        avg.mul_(self.alpha).addcmul_(g, g, value=1 - self.alpha)
+        self.param[part].addcdiv_(g, avg.sqrt().add_(self.eps), value=-self.lr)
 
     def state_dict(self) -> dict:
-        return dict(square_avg=self.square_avg.clone(), t=self.t, lr=self.lr, **self.skip_counts())
+        return dict(
+            square_avg=self.square_avg.clone(),
+            t=self.t,
+            lr=self.lr,
+            part_steps=dict(self.part_steps),
+            **self.skip_counts(),
+        )
 
     def load_state_dict(self, sd: dict):
         self.square_avg.copy_(sd["square_avg"])
         self.t, self.lr = sd["t"], sd["lr"]
+        self.part_steps = dict(sd.get("part_steps", {}))
         self.load_skip_counts(sd)
 
 
@@ -160,7 +189,7 @@ def make_optimizer(param: torch.Tensor, grad: torch.Tensor, algo) -> FlatAdam | 
         )
     return FlatAdam(param, grad, algo.lr, eps=1e-5 if algo.opt_eps is None else algo.opt_eps)
 
-# %% ../../nbs/nn/04_optim.ipynb 14
+# %% ../../nbs/nn/04_optim.ipynb 16
 def poison_gradients(model: torch.nn.Module, seconds: float) -> None:
     """The `nan_grad` drill: the next gradient backward sends into each of `model`'s parameters,
     and every one for `seconds` from now, is NaN (what a non-finite loss makes of it); afterwards
@@ -196,7 +225,7 @@ def check_skips(info: dict, limit: int) -> None:
             f"grad_norm, and at `ddrl-lab doctor RUN_DIR`."
         )
 
-# %% ../../nbs/nn/04_optim.ipynb 20
+# %% ../../nbs/nn/04_optim.ipynb 22
 def scheduled_lr(lr: float, algo, opt_steps: int, env_steps: int, total_env_steps: int) -> float:
     """The learning rate of the next optimizer step (every learner's, host and on-device): `lr` ×
     warmup × optional anneal."""
