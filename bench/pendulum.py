@@ -1,9 +1,11 @@
-"""SAC on Pendulum-v1: the shipped preset `pendulum-sac` (2 Ray workers feeding one replay shard, one gradient step
-per env step) against stable-baselines3's SAC with the same hyperparameters (lr 1e-3, batch 256, two 256-unit layers,
-tau 0.005, gamma 0.99, automatic temperature from 1.0, 1,000 steps before learning, one gradient step per env step),
-over the same seeds, in one run on one machine, each for the same env-step budget.
+"""SAC or TD3 on Pendulum-v1: the shipped preset (`pendulum-sac` or `pendulum-td3`: 2 Ray workers feeding one replay
+shard, one gradient step per env step) against stable-baselines3's SAC or TD3 with the same hyperparameters (lr 1e-3,
+batch 256, two 256-unit layers, tau 0.005, gamma 0.99, 1,000 random steps before learning, one gradient step per env
+step; SAC: automatic temperature from 1.0; TD3: acting noise 0.1 and target noise 0.2 clipped at 0.5, in half-ranges
+of the action, the actor every second step), over the same seeds, in one run on one machine, for the same env-step
+budget.
 
-    .venv/bin/python bench/sac_pendulum.py [--seeds 0,1,2] [--steps 20000] [--out sac_pendulum.json]
+    .venv/bin/python bench/pendulum.py [--algo sac|td3] [--seeds 0,1,2] [--steps 20000] [--out pendulum_sac.json]
 
 Both sides are measured the same way: the mean return of the last 20 finished training episodes (the rows'
 `episode_return_mean`), and the first env step and wall time at which it reaches -200 (ours: the row's `time_s`,
@@ -24,18 +26,19 @@ from ddrl_lab.bench.harness import machine_info
 TARGET, WINDOW = -200.0, 20
 
 
-def ours(seed: int, steps: int) -> dict:
+def ours(algo: str, seed: int, steps: int) -> dict:
     with tempfile.TemporaryDirectory() as d:
-        job = Job("pendulum-sac", {"run.seed": seed, "run.total_env_steps": steps, "run.target_return": None,
+        job = Job(f"pendulum-{algo}", {"run.seed": seed, "run.total_env_steps": steps, "run.target_return": None,
                                    "run.out": d, "run.record_episode": 0}).start().wait()
         df = job.metrics().dropna(subset=["episode_return_mean"])
     return dict(env_steps=df.env_steps.tolist(), time_s=df.time_s.tolist(), ret=df.episode_return_mean.tolist(),
                 status=job.status)
 
 
-def sb3(seed: int, steps: int) -> dict:
+def sb3(algo: str, seed: int, steps: int) -> dict:
     import gymnasium as gym
-    from stable_baselines3 import SAC
+    from stable_baselines3 import SAC, TD3
+    from stable_baselines3.common.noise import NormalActionNoise
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.monitor import Monitor
 
@@ -54,9 +57,15 @@ def sb3(seed: int, steps: int) -> dict:
                 curve["ret"].append(float(np.mean(returns[-WINDOW:])))
             return True
 
-    model = SAC("MlpPolicy", env, learning_rate=1e-3, buffer_size=100_000, learning_starts=1000, batch_size=256,
-                tau=0.005, gamma=0.99, train_freq=1, gradient_steps=1, ent_coef="auto_1.0",
-                policy_kwargs=dict(net_arch=[256, 256]), seed=seed, device="cpu", verbose=0)
+    common = dict(learning_rate=1e-3, buffer_size=100_000, learning_starts=1000, batch_size=256, tau=0.005, gamma=0.99,
+                  train_freq=1, gradient_steps=1, policy_kwargs=dict(net_arch=[256, 256]), seed=seed, device="cpu",
+                  verbose=0)
+    if algo == "sac":
+        model = SAC("MlpPolicy", env, ent_coef="auto_1.0", **common)
+    else:  # (SB3 adds both noises to actions scaled to [-1, 1]: in half-ranges, as ours)
+        noise = NormalActionNoise(np.zeros(1), 0.1 * np.ones(1))
+        model = TD3("MlpPolicy", env, action_noise=noise, policy_delay=2, target_policy_noise=0.2,
+                    target_noise_clip=0.5, **common)
     model.learn(steps, callback=Curve())
     curve["status"] = "finished"
     return curve
@@ -71,15 +80,17 @@ def first_reach(curve: dict) -> dict:
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--algo", default="sac", choices=("sac", "td3"))
     p.add_argument("--seeds", default="0,1,2")
     p.add_argument("--steps", type=int, default=20_000)
-    p.add_argument("--out", default="sac_pendulum.json")
+    p.add_argument("--out", default=None)
     args = p.parse_args()
+    args.out = args.out or f"pendulum_{args.algo}.json"
     seeds = [int(s) for s in args.seeds.split(",")]
-    out = dict(machine=machine_info(), steps=args.steps, target=TARGET, window=WINDOW, runs=[])
+    out = dict(machine=machine_info(), algo=args.algo, steps=args.steps, target=TARGET, window=WINDOW, runs=[])
     for seed in seeds:  # interleaved: a busy spell hits both sides of a seed
         for side, fn in (("ddrl_lab", ours), ("sb3", sb3)):
-            curve = fn(seed, args.steps)
+            curve = fn(args.algo, seed, args.steps)
             hit = first_reach(curve)
             final = curve["ret"][-1] if curve["ret"] else None
             out["runs"].append(dict(side=side, seed=seed, reached=hit, final=final, curve=curve))
