@@ -28,6 +28,33 @@ def _steps(run_dir) -> int:
     return max(r.get("env_steps", 0) for r in rows)
 
 
+def _loop(cell) -> str:
+    "The loop a cell must run, by the rules the chooser's prose states (written out here, not asked of the code)."
+    if cell.mode in ("on-device", "central-inference"):
+        return {"on-device": "on-device", "central-inference": "central"}[cell.mode]
+    if cell.algo in ("dqn", "r2d2"):
+        return "replay"
+    if cell.plane == "one learner" and cell.sync in ("sync", "async"):
+        return {"sync": "barrier", "async": "channel"}[cell.sync]
+    if cell.sync == "sync":
+        return "plane-sync"
+    return "plane-hybrid" if cell.plane == "hybrid" else "plane-pipelined"
+
+
+def _ran_as_the_cell_says(cell, run_dir, runtime: str) -> None:
+    """The run directory shows the cell's topology, sync mode, plane and algorithm: in `config.yaml` every setting of
+    the cell, in `meta.json` the runtime, the loop that ran and the learners it started."""
+    import yaml
+    from ddrl_lab.config.load import flat_config
+    from ddrl_lab.studies.chooser import PLANES, cell_settings
+    ran = flat_config(yaml.safe_load((run_dir / "config.yaml").read_text()))
+    want = cell_settings(cell.mode, cell.sync, cell.plane, cell.algo)
+    assert {k: ran[k] for k in want} == want, (cell, {k: ran[k] for k in want})
+    meta = json.loads((run_dir / "meta.json").read_text())
+    assert meta["runtime"] == runtime and meta["loop"]["name"] == _loop(cell), (cell, meta["runtime"], meta["loop"])
+    assert meta["loop"]["learners"] == PLANES[cell.plane][0], (cell, meta["loop"])
+
+
 @pytest.mark.parametrize("cell", [c for c in VALID if c.runtime == "serial"], ids=_id)
 def test_a_valid_cell_runs_on_the_serial_runtime(cell, tmp_path):
     t0 = time.monotonic()
@@ -35,6 +62,7 @@ def test_a_valid_cell_runs_on_the_serial_runtime(cell, tmp_path):
     assert rc == 0, cell.command
     (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir()]
     assert _steps(run_dir) >= 300, cell.command
+    _ran_as_the_cell_says(cell, run_dir, "serial")
     print(f"{_id(cell)}: {time.monotonic() - t0:.1f} s")
 
 
@@ -45,6 +73,7 @@ def test_a_valid_cell_that_needs_ray_runs_on_ray(cell, tmp_path, ray_cluster):
     assert rc == 0, cell.command
     (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir()]
     assert _steps(run_dir) >= 300, cell.command
+    _ran_as_the_cell_says(cell, run_dir, "ray")
     print(f"{_id(cell)}: {time.monotonic() - t0:.1f} s")
 
 

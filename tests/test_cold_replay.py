@@ -28,7 +28,12 @@ def test_the_cold_tier_fills_is_sampled_and_survives_the_disk_full_drill(tmp_pat
     assert after.replay_cold_size.iloc[-1] > during.replay_cold_size.max(), "the cold tier never took writes again"
     shards = job.meta["replay_shards"]
     assert all(s["cold_sampled"] > 0 for s in shards), shards
-    assert df.replay_lost_transitions.iloc[-1] == 0
+    # what the cold tier failed to write is lost, and counted as lost (the doctor's data stage names it)
+    assert df.replay_lost_transitions.iloc[-1] == failed.iloc[-1] == job.books["replay_lost_transitions"]
+    from ddrl_lab.analysis.doctor import diagnose_run
+    data = next(s for s in diagnose_run(job.run_dir).stages if s.name == "data")
+    (check,) = [c for c in data.checks if c.name == "replay losses"]
+    assert not check.ok and f"{failed.iloc[-1]} in failed cold-tier writes" in check.figures, check
     # every transition is in one tier or was lost to the drill: sunk = cold adds + failed writes
     sunk = sum(s["added"] - s["replay_size"] for s in shards)
     assert sunk == sum(s["cold_added"] + s["cold_write_failures"] for s in shards), shards

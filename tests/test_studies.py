@@ -233,3 +233,14 @@ def test_continuous_study(tmp_path):
 
 def test_continuous_study_rejects_a_bad_worker_count(tmp_path):
     rejects("continuous", tmp_path, "topology.num_workers = 0", workers=[0], runtime="serial")
+
+
+@pytest.mark.slow
+def test_scale_study(tmp_path):
+    """The planner's study (`scale.ipynb`) on one config and one network, calibrated in-process: the unit costs, the
+    saturation table and the verdict, the channel's lag figure."""
+    text = execute("scale", tmp_path, presets=["cartpole-impala"], networks=["10gbe"], workers=[1, 2, 64],
+                   runtime="serial")
+    for shown in ("sample_ms", "weights_share_of_traffic", "channel: p95 version lag against workers",
+                  "cartpole-impala: "):
+        assert shown in text, shown

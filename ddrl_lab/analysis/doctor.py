@@ -71,6 +71,26 @@ def _reasons(rejections: list) -> str:
     return f"; from {workers}; most often: {reason!r}"
 
 # %% ../../nbs/analysis/02_doctor.ipynb 7
+def _replay_loss_checks(df: pd.DataFrame) -> list[Check]:
+    """Did replay lose data (a shard that died after its last snapshot, a cold-tier write that failed)?
+    No check where the run kept no replay."""
+    lost = _num(_last(df, "replay_lost_transitions"))
+    if lost is None:
+        return []
+    cold = int(_num(_last(df, "cold_write_failures")) or 0)
+    return [
+        Check(
+            "replay losses",
+            f"{int(lost)} items lost from replay ({cold} in failed cold-tier writes, "
+            f"{int(lost) - cold} sent to a shard that died after its last snapshot)",
+            lost == 0,
+            "a cold tier that cannot write loses what leaves the hot ring: free space under "
+            "replay.cold_dir (or point it elsewhere); shards that die lose what arrived since their "
+            "last snapshot: checkpoint more often (run.checkpoint_every).",
+        )
+    ]
+
+# %% ../../nbs/analysis/02_doctor.ipynb 8
 def check_data(df: pd.DataFrame, cfg: Config, meta: dict, rejections: list) -> Stage:
     """Stage 1: are the trajectories sound (no rejected segments, no withheld episodes, episodes
     that end)?"""
@@ -122,9 +142,10 @@ def check_data(df: pd.DataFrame, cfg: Config, meta: dict, rejections: list) -> S
                 f"{cfg.env.max_episode_steps}) and the env's termination.",
             )
         )
+    s.checks += _replay_loss_checks(df)
     return s
 
-# %% ../../nbs/analysis/02_doctor.ipynb 9
+# %% ../../nbs/analysis/02_doctor.ipynb 10
 # p95 version lag an algorithm tolerates when criteria.max_version_lag_p95 is unset
 LAG_TOLERANCE = {"ppo": 2, "impala": 4}
 # share of segments dropped as stale that wastes too much sampling
@@ -165,7 +186,7 @@ def _criterion_check(df: pd.DataFrame, cfg: Config, stage: str) -> list[Check]:
         )
     return out
 
-# %% ../../nbs/analysis/02_doctor.ipynb 11
+# %% ../../nbs/analysis/02_doctor.ipynb 12
 def _version_lag_check(df: pd.DataFrame, cfg: Config) -> Check:
     "The p95 policy-version lag of the trained segments against the lag the algorithm tolerates."
     a, sy = cfg.algo.name, cfg.sync
@@ -206,7 +227,7 @@ def _version_lag_check(df: pd.DataFrame, cfg: Config) -> Check:
         f"sync.mode=sync.",
     )
 
-# %% ../../nbs/analysis/02_doctor.ipynb 13
+# %% ../../nbs/analysis/02_doctor.ipynb 14
 def _stale_drop_checks(df: pd.DataFrame, cfg: Config) -> list[Check]:
     "The share of the produced segments dropped as stale (no check before any is produced)."
     produced, stale = (
@@ -274,7 +295,7 @@ def check_versions(df: pd.DataFrame, cfg: Config, meta: dict, rejections: list) 
     s.checks += _criterion_check(df, cfg, "versions")
     return s
 
-# %% ../../nbs/analysis/02_doctor.ipynb 15
+# %% ../../nbs/analysis/02_doctor.ipynb 16
 # the doctor's rules of thumb
 THROTTLED_MAX, LEARNER_BOUND, STARVED_WAIT, CODEC_SHARE_MAX = 0.5, 0.8, 0.5, 0.25
 
@@ -318,7 +339,7 @@ def _throttle_step(cfg: Config, busy: Optional[float], busy_txt: str) -> str:
         f"{cfg.channel.capacity})."
     )
 
-# %% ../../nbs/analysis/02_doctor.ipynb 17
+# %% ../../nbs/analysis/02_doctor.ipynb 18
 def _throttling_checks(
     df: pd.DataFrame, cfg: Config, t: float, busy: Optional[float], busy_txt: str
 ) -> list[Check]:
@@ -387,7 +408,7 @@ def _serialization_checks(df: pd.DataFrame, cfg: Config, busy_s: Optional[float]
         )
     ]
 
-# %% ../../nbs/analysis/02_doctor.ipynb 19
+# %% ../../nbs/analysis/02_doctor.ipynb 20
 def check_communication(df: pd.DataFrame, cfg: Config, meta: dict, rejections: list) -> Stage:
     """Stage 3: does data flow (producers not held back, the learner not starved, serialization a
     small share)?"""
@@ -425,7 +446,7 @@ def memory_checks(df: pd.DataFrame) -> list:
         for g in memory_growth(df)
     ]
 
-# %% ../../nbs/analysis/02_doctor.ipynb 25
+# %% ../../nbs/analysis/02_doctor.ipynb 26
 # median approx KL per update; entropy left of its start; return gain
 KL_MAX, ENTROPY_COLLAPSE, MIN_PROGRESS = 0.05, 0.05, 0.25
 
@@ -483,7 +504,7 @@ def _skipped_checks(df: pd.DataFrame, meta: dict, algo) -> list[Check]:
         )
     ]
 
-# %% ../../nbs/analysis/02_doctor.ipynb 27
+# %% ../../nbs/analysis/02_doctor.ipynb 28
 def _update_size_checks(df: pd.DataFrame, algo, lr_step: str) -> list[Check]:
     "The median approximate KL of an update (no check where the algorithm does not report it)."
     kl = _series(df, "approx_kl")
@@ -516,7 +537,7 @@ def _entropy_checks(df: pd.DataFrame, algo, lr_step: str, reached) -> list[Check
         )
     ]
 
-# %% ../../nbs/analysis/02_doctor.ipynb 29
+# %% ../../nbs/analysis/02_doctor.ipynb 30
 def _returns_check(df: pd.DataFrame, cfg: Config, ret: pd.Series, lr_step: str, reached) -> Check:
     "Whether the returns rose over the run, once enough episodes ended to judge."
     episodes, target = int(_last(df, "episodes", 0) or 0), cfg.run.target_return
@@ -575,7 +596,7 @@ def diagnose(
         ],
     )
 
-# %% ../../nbs/analysis/02_doctor.ipynb 31
+# %% ../../nbs/analysis/02_doctor.ipynb 32
 class RunDirError(ValueError):
     "A path that is not a readable run directory (the CLI prints it in one paragraph, exit 2)."
 

@@ -248,14 +248,14 @@ _RATE_PANELS = [
 ]
 
 # %% ../../nbs/analysis/03_report.ipynb 13
-# what the replay learners (dqn, sac) value, and SAC's temperature
+# what the replay learners (dqn, sac, td3) value, and SAC's temperature
 _VALUE_PANELS = [
     Panel(
         "q_alpha",
         "Q values and temperature",
         "env steps",
         "mean Q",
-        "q_mean, alpha vs env_steps (replay learners: dqn, sac)",
+        "q_mean, alpha vs env_steps (replay learners: dqn, sac, td3)",
         _q_alpha,
         Y2("temperature α"),
     ),

@@ -255,8 +255,10 @@ NORMALIZED_MODES = ("co-located", "decoupled")  # where one learner folds the ob
 
 
 def normalize_problems(c: Config) -> list[str]:
-    "What this version cannot run with `env.normalize_obs`: the statistics live in one learner's model."
-    if not c.env.normalize_obs:
+    """What this version cannot run with `env.normalize_obs` or `env.normalize_reward`: the statistics
+    live in one learner's model."""
+    keys = [k for k in ("normalize_obs", "normalize_reward") if getattr(c.env, k)]
+    if not keys:
         return []
     where = []
     if c.algo.name not in ON_POLICY + ("impala",):
@@ -270,7 +272,7 @@ def normalize_problems(c: Config) -> list[str]:
         )
     if not where:
         return []
-    return [f"env.normalize_obs = true is not available with {'; '.join(where)}."]
+    return [f"env.{k} = true is not available with {'; '.join(where)}." for k in keys]
 
 
 def _data_problems(c: Config) -> list[str]:

@@ -49,6 +49,9 @@ class EnvConfig:
     # observations normalised by the running mean and variance of those the learner trained on,
     # kept in the model and shipped with the weights (ppo, impala; MuJoCo's unscaled observations)
     normalize_obs: bool = False
+    # rewards divided by the running standard deviation of the discounted return (clipped to ±10),
+    # each worker's returns merged by the learner, kept in the model (ppo, impala; MuJoCo)
+    normalize_reward: bool = False
     # gymnasium: in-process loop or one process per env; ale: auto is ale-py's native vector env,
     # inline/process the gymnasium wrappers
     vectorization: str = setting("auto", choices=("auto", "inline", "process"))
@@ -103,37 +106,29 @@ class AlgoConfig:
     model: str = setting("auto", choices=("auto", "mlp", "cnn"))
     shared_torso: bool = False  # actor-critic: one torso for both heads (else separate ones)
     dueling: bool = False  # dqn: dueling Q head (a value and advantages, Wang et al. 2016)
-    # learning rate ramps up linearly over this many optimizer steps
-    lr_warmup_updates: int = setting(0, lo=0)
-    # minibatches whose gradients are summed before one optimizer step
-    grad_accum: int = setting(1, lo=1, hi=1024)
+    lr_warmup_updates: int = setting(0, lo=0)  # optimizer steps over which lr ramps up linearly
+    grad_accum: int = setting(1, lo=1, hi=1024)  # minibatches summed before one optimizer step
     # bfloat16 autocast: auto (only where computed natively), true (everywhere; warns if emulated), false
     bf16: Auto = "auto"
     # CNN torsos in the channels-last layout: auto (where it measures faster here), true or false
     channels_last: Auto = "auto"
-    # V-trace: clip of the importance ratio in the value targets
-    rho_bar: float = setting(1.0, lo=0.0, lo_open=True)
-    # V-trace: clip of the trace-cutting coefficients
-    c_bar: float = setting(1.0, lo=0.0, lo_open=True)
+    rho_bar: float = setting(1.0, lo=0.0, lo_open=True)  # V-trace: clip of the importance ratio
+    c_bar: float = setting(1.0, lo=0.0, lo_open=True)  # V-trace: clip of the trace coefficients
     n_step: int = setting(1, lo=1, hi=1000)  # DQN: steps in the bootstrapped return
     # DQN: the online network picks the next action, the target network values it
     double_q: bool = True
-    # DQN: optimizer steps between target-network copies
-    target_update_every: int = setting(250, lo=1)
+    target_update_every: int = setting(250, lo=1)  # DQN: optimizer steps between target copies
     batch_size: int = setting(64, lo=1)  # DQN: transitions per gradient step
     # DQN: gradient steps per segment inserted (the replay ratio)
     updates_per_segment: float = setting(1.0, lo=0.0, lo_open=True)
-    # DQN: transitions in replay before the first gradient step
-    learning_starts: int = setting(1000, lo=0)
+    learning_starts: int = setting(1000, lo=0)  # DQN: transitions in replay before learning
     eps_start: float = setting(1.0, lo=0.0, hi=1.0)  # DQN: exploration epsilon at the start
     eps_end: float = setting(0.05, lo=0.0, hi=1.0)  # DQN: epsilon after the decay
-    # DQN: env steps over which epsilon decays linearly
-    eps_decay_steps: int = setting(10_000, lo=1)
+    eps_decay_steps: int = setting(10_000, lo=1)  # DQN: env steps over which epsilon decays
     # DQN: Huber threshold (None: squared error)
     huber_delta: Optional[float] = setting(1.0, lo=0.0, lo_open=True)
-    tau: float = setting(
-        0.005, lo=0.0, hi=1.0, lo_open=True
-    )  # sac, td3: target networks' Polyak rate
+    # sac, td3: the target networks' Polyak rate
+    tau: float = setting(0.005, lo=0.0, hi=1.0, lo_open=True)
     alpha: float = setting(0.2, lo=0.0, lo_open=True)  # sac: the entropy temperature at the start
     autotune_alpha: bool = True  # sac: tune the temperature toward target_entropy (else it stays)
     target_entropy: Optional[float] = setting(None, lo=-100.0, hi=100.0)  # sac (None: -action dims)
@@ -141,10 +136,10 @@ class AlgoConfig:
     exploration_noise: float = setting(0.1, lo=0.0, hi=10.0)
     # td3: target-policy smoothing, the noise's standard deviation in half-ranges
     target_noise: float = setting(0.2, lo=0.0, hi=10.0)
-    noise_clip: float = setting(0.5, lo=0.0, hi=10.0)  # td3: the smoothing noise's clip (half-ranges)
+    # td3: the smoothing noise's clip (half-ranges)
+    noise_clip: float = setting(0.5, lo=0.0, hi=10.0)
     policy_delay: int = setting(2, lo=1, hi=1000)  # td3: critic steps per actor (and target) step
-    # PPO: value clipping range (None: no clipping)
-    vf_clip: Optional[float] = setting(None, lo=0.0, lo_open=True)
+    vf_clip: Optional[float] = setting(None, lo=0.0, lo_open=True)  # PPO: value clip (None: off)
     # the recurrent core between the torso and the heads: none (feed-forward), lstm or gru (ppo, impala; dqn: R2D2)
     rnn: str = setting("none", choices=("none", "lstm", "gru"))
     rnn_size: int = setting(128, lo=1, hi=65536)  # units of the recurrent core

@@ -38,6 +38,8 @@ class Segment:
     # (M, S) a recurrent policy's state at the first step, zero where an episode starts there;
     # zero-width (S = 0, or empty) for a feed-forward policy
     h0: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.float32))
+    # with env.normalize_reward: (count, mean, M2) of the discounted returns at its steps (else empty)
+    return_stats: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float64))
 
     @property
     def shape(self) -> tuple[int, int]:

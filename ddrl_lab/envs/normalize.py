@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 # %% auto 0
-__all__ = ['RunningMeanStd']
+__all__ = ['RunningMeanStd', 'discounted_returns', 'return_stats']
 
 # %% ../../nbs/envs/05_normalize.ipynb 5
 class RunningMeanStd:
@@ -22,7 +22,7 @@ class RunningMeanStd:
     def var(self) -> np.ndarray:
         return self.m2 / max(self.count, 1)
 
-    def _combine(self, count: int, mean: np.ndarray, m2: np.ndarray) -> None:
+    def combine(self, count: int, mean: np.ndarray, m2: np.ndarray) -> None:
         "Chan's parallel update: these statistics and another set's, as those of their union."
         total = self.count + count
         if total == 0:
@@ -35,11 +35,11 @@ class RunningMeanStd:
     def update(self, batch) -> None:
         "Fold in a batch of observations (the leading axis: one per observation)."
         batch = np.asarray(batch, np.float64)
-        self._combine(len(batch), batch.mean(0), ((batch - batch.mean(0)) ** 2).sum(0))
+        self.combine(len(batch), batch.mean(0), ((batch - batch.mean(0)) ** 2).sum(0))
 
     def merge(self, other: "RunningMeanStd") -> None:
         "Fold in another stream's statistics (a worker's), and count a new version."
-        self._combine(other.count, other.mean, other.m2)
+        self.combine(other.count, other.mean, other.m2)
         self.version += 1
 
     def normalize(self, x, clip: float = 10.0) -> np.ndarray:
@@ -56,3 +56,22 @@ class RunningMeanStd:
     def load_state_dict(self, sd: dict) -> None:
         self.count, self.version = int(sd["count"]), int(sd["version"])
         self.mean, self.m2 = np.array(sd["mean"], np.float64), np.array(sd["m2"], np.float64)
+
+# %% ../../nbs/envs/05_normalize.ipynb 9
+def discounted_returns(
+    rewards: np.ndarray, done: np.ndarray, carry: np.ndarray, gamma: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """`G_t = r_t + γ G_{t-1}` over `rewards` `(T, M)` from `carry` `(M,)` (each env's return so far),
+    back to 0 after a step that ends an episode (`done`): the returns `(T, M)` and the new carry."""
+    g, out = np.array(carry, np.float64), np.empty(rewards.shape, np.float64)
+    for t in range(len(rewards)):
+        g = gamma * g + rewards[t]
+        out[t] = g
+        g = np.where(done[t], 0.0, g)
+    return out, g
+
+
+def return_stats(returns: np.ndarray) -> np.ndarray:
+    "(count, mean, M2) of `returns`: what a segment carries for the learner to merge."
+    x = np.asarray(returns, np.float64).ravel()
+    return np.array([len(x), x.mean(), ((x - x.mean()) ** 2).sum()]) if len(x) else np.zeros(3)

@@ -182,7 +182,7 @@ def _step(self: Learner) -> float:
     self.opt_steps += 1
     return float(norm)
 
-
+# %% ../../nbs/learners/01_base.ipynb 12
 @patch
 def _step_parts(self: Learner) -> tuple:
     "The parts of the flat tensor an optimizer step moves: all of it (TD3: not always its actor)."
@@ -234,7 +234,7 @@ def _decoded(self: Learner, segments) -> list[Segment]:
         self.codec.decode(s) if isinstance(s, Encoded) else s for s in segments if s is not None
     ]
 
-# %% ../../nbs/learners/01_base.ipynb 13
+# %% ../../nbs/learners/01_base.ipynb 14
 @patch
 def compute_gradients(self: Learner, *inputs) -> dict:
     """The gradient of `batch_loss(*inputs)` as NumPy arrays (one per parameter), with the version
@@ -285,7 +285,7 @@ def params(self: Learner) -> list[np.ndarray]:
     up with)."""
     return [p.detach().cpu().numpy().copy() for p in self.model.parameters()]
 
-# %% ../../nbs/learners/01_base.ipynb 15
+# %% ../../nbs/learners/01_base.ipynb 16
 @patch
 def address(self: Learner) -> str:
     return meeting_address()
@@ -299,7 +299,7 @@ def join_group(self: Learner, init_method: str, rank: int, world_size: int) -> i
     self.group_mean = GroupMean(world_size, self.cfg.sync.collective, self.cfg.sync.group_size)
     return rank
 
-# %% ../../nbs/learners/01_base.ipynb 17
+# %% ../../nbs/learners/01_base.ipynb 18
 @patch
 def _accept(self: Learner, segments) -> list[Segment]:
     good = []
@@ -316,25 +316,41 @@ def _accept(self: Learner, segments) -> list[Segment]:
         )
     return good
 
-# %% ../../nbs/learners/01_base.ipynb 18
+# %% ../../nbs/learners/01_base.ipynb 19
 @patch
 def _observe(self: Learner, segments: list) -> None:
-    """With `env.normalize_obs`: fold the observations of `segments` into the model's `ObsNorm`
-    (`RunningMeanStd`, Chan's parallel update), before they are trained on."""
-    if not self.cfg.env.normalize_obs:
-        return
-    norm = self.model.obs_norm
+    """Before `segments` are trained on, fold them into the model's statistics (`RunningMeanStd`,
+    Chan's parallel update): with `env.normalize_obs` their observations into `ObsNorm`, with
+    `env.normalize_reward` each worker's discounted-return statistics into `RewardScale`."""
+    if self.cfg.env.normalize_obs:
+        rms = _rms_of(self.model.obs_norm)
+        for s in segments:
+            rms.update(np.asarray(s.obs).reshape(-1, *rms.mean.shape))
+        _store(rms, self.model.obs_norm)
+    if self.cfg.env.normalize_reward:
+        rms = _rms_of(self.model.reward_scale)
+        for s in segments:
+            count, mean, m2 = s.return_stats
+            rms.combine(int(count), np.float64(mean), np.float64(m2))
+        _store(rms, self.model.reward_scale)
+
+
+def _rms_of(norm: torch.nn.Module) -> RunningMeanStd:
+    "The statistics a model's `ObsNorm` (or `RewardScale`) holds, as a `RunningMeanStd`."
     rms = RunningMeanStd(tuple(norm.mean.shape))
     stats = dict(count=norm.count.item(), mean=norm.mean.cpu().numpy(), m2=norm.m2.cpu().numpy())
     rms.load_state_dict(dict(stats, version=0))
-    for s in segments:
-        rms.update(np.asarray(s.obs).reshape(-1, *rms.mean.shape))
+    return rms
+
+
+def _store(rms: RunningMeanStd, norm: torch.nn.Module) -> None:
+    "Write `rms` back into the model's buffers."
     with torch.no_grad():
         norm.count.fill_(rms.count)
-        norm.mean.copy_(torch.from_numpy(rms.mean))
-        norm.m2.copy_(torch.from_numpy(rms.m2))
+        norm.mean.copy_(torch.as_tensor(rms.mean))
+        norm.m2.copy_(torch.as_tensor(rms.m2))
 
-# %% ../../nbs/learners/01_base.ipynb 19
+# %% ../../nbs/learners/01_base.ipynb 20
 @patch
 @timed
 def update(
@@ -398,7 +414,7 @@ def gradients(
     info["incarnation"], info["restored_from"] = self.incarnation, self.restored_from
     return info
 
-# %% ../../nbs/learners/01_base.ipynb 20
+# %% ../../nbs/learners/01_base.ipynb 21
 @patch
 @timed
 def local_round(self: Learner, weights: Optional[dict], *segments, steps: int = 1) -> dict:
@@ -473,9 +489,12 @@ def _tensors(self: Learner, b: Segment) -> dict:
     """A segment batch as tensors on the device, with values and bootstrap values from the current
     model (`evaluate.segment_batch`: a recurrent policy's from one unroll from `h0`)."""
     with self.autocast():
-        return segment_batch(self.model, b, self.device, self.algo.rnn_h0 == "stored")
+        t = segment_batch(self.model, b, self.device, self.algo.rnn_h0 == "stored")
+    if self.cfg.env.normalize_reward:  # the rewards trained on, scaled (`RewardScale`)
+        t["rewards"] = self.model.reward_scale(t["rewards"])
+    return t
 
-# %% ../../nbs/learners/01_base.ipynb 21
+# %% ../../nbs/learners/01_base.ipynb 22
 @patch
 def _state_drift(self: Learner, good: list, batch: Segment) -> dict:
     """For a recurrent policy: how far each env's first state lies from the state this learner's
@@ -514,7 +533,7 @@ def _evaluate(self: Learner, mb: dict) -> tuple[torch.Tensor, torch.Tensor]:
     with self.autocast():
         return evaluate(self.model, mb["obs"], state0, mb.get("first"))
 
-# %% ../../nbs/learners/01_base.ipynb 23
+# %% ../../nbs/learners/01_base.ipynb 24
 @patch
 def metrics(self: Learner) -> dict:
     return dict(
@@ -575,7 +594,7 @@ def load_state_dict(self: Learner, sd: dict, version_floor: Optional[int] = None
     self.rng.bit_generator.state = sd["numpy_rng"]
     self._load_extra_state(sd)
 
-# %% ../../nbs/learners/01_base.ipynb 24
+# %% ../../nbs/learners/01_base.ipynb 25
 @patch
 def load_checkpoint(self: Learner, path: Optional[str], version_floor: Optional[int] = None) -> int:
     """Load a checkpoint file written by the Job (`torch.load(weights_only=True)`: no arbitrary

@@ -309,9 +309,7 @@ def books_at_end(self: ReplayLoop) -> None:
     ms = self.rt.get([self.rt.call(sh, "metrics") for sh in self.shards], timeout=30.0)
     if self.note_restarts(ms):
         ms = self.rt.get([self.rt.call(sh, "metrics") for sh in self.shards], timeout=30.0)
-    self.ledger.books["replay_lost_transitions"] = sum(
-        max(0, self.replay_added[s] - m["added_steps"]) for s, m in enumerate(ms)
-    )
+    self.ledger.books["replay_lost_transitions"] = self.lost(ms)
     self.host.meta["replay_shards"] = [
         {
             k: m[k]
@@ -369,10 +367,17 @@ def row(self: ReplayLoop) -> dict:
         replay_bytes=sum(m["replay_bytes"] for m in ms),
         in_replay_segments=b["in_replay"],
         replay_shard_restarts=b["replay_shard_restarts"],
-        replay_lost_transitions=sum(
-            max(0, self.replay_added[s] - m["added_steps"]) for s, m in enumerate(ms)
-        ),
+        replay_lost_transitions=self.lost(ms),
     )
+
+
+@patch
+def lost(self: ReplayLoop, ms: list) -> int:
+    """What replay lost, from the shards' metrics `ms`: the transitions sent to a shard that died
+    after its last snapshot, and the items a cold tier failed to write (evicted from the hot ring,
+    held nowhere: transitions, or R2D2's sequences)."""
+    died = sum(max(0, self.replay_added[s] - m["added_steps"]) for s, m in enumerate(ms))
+    return died + sum(m.get("cold_write_failures", 0) for m in ms)
 
 # %% ../../nbs/loops/05_replay.ipynb 18
 @patch

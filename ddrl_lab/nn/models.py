@@ -25,12 +25,12 @@ from .distributions import DiagGaussian, TanhGaussian, squash
 
 # %% auto 0
 __all__ = ['TORSOS', 'RNN_CELLS', 'LOG_STD_RANGE', 'CONTINUOUS', 'DISCRETE', 'layer_init', 'resolve_torso', 'torso_problems',
-           'torso_layers', 'prepare_obs', 'bf16_autocast', 'ObsNorm', 'sample_actions', 'sample_gaussian',
-           'sample_from', 'FeedForwardPolicy', 'ActorCritic', 'GaussianActorCritic', 'epsilon_greedy_probs',
-           'EpsilonGreedy', 'QNetwork', 'RecurrentCore', 'RecurrentActorCritic', 'GaussianRecurrentActorCritic',
-           'policy_act', 'RecurrentQNetwork', 'relu_mlp', 'TwinCritics', 'SACPolicy', 'TD3Policy', 'action_problems',
-           'space_problems', 'action_count', 'build_model', 'build_q_model', 'make_policy', 'get_weights',
-           'set_weights']
+           'torso_layers', 'prepare_obs', 'bf16_autocast', 'ObsNorm', 'RewardScale', 'sample_actions',
+           'sample_gaussian', 'sample_from', 'FeedForwardPolicy', 'ActorCritic', 'GaussianActorCritic',
+           'epsilon_greedy_probs', 'EpsilonGreedy', 'QNetwork', 'RecurrentCore', 'RecurrentActorCritic',
+           'GaussianRecurrentActorCritic', 'policy_act', 'RecurrentQNetwork', 'relu_mlp', 'TwinCritics', 'SACPolicy',
+           'TD3Policy', 'action_problems', 'space_problems', 'action_count', 'build_model', 'build_q_model',
+           'make_policy', 'get_weights', 'set_weights']
 
 # %% ../../nbs/nn/02_models.ipynb 5
 def layer_init(layer: nn.Module, std: float = np.sqrt(2), bias: float = 0.0) -> nn.Module:
@@ -143,6 +143,20 @@ class ObsNorm(nn.Module):
         return ((x - self.mean) / std).clamp(-self.clip, self.clip).to(x.dtype)
 
 # %% ../../nbs/nn/02_models.ipynb 16
+class RewardScale(ObsNorm):
+    """`r / sqrt(var + 1e-8)` clipped to ±`clip`, the variance the discounted return's; the identity
+    before any count."""
+
+    def __init__(self, clip: float = 10.0):
+        super().__init__((), clip)
+
+    def forward(self, r: torch.Tensor) -> torch.Tensor:
+        if not self.count.item():
+            return r
+        std = torch.sqrt(self.m2 / self.count + 1e-8)
+        return (r / std).clamp(-self.clip, self.clip).to(r.dtype)
+
+# %% ../../nbs/nn/02_models.ipynb 19
 def sample_actions(
     logits: torch.Tensor, generator: Optional[torch.Generator] = None
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -212,7 +226,7 @@ class FeedForwardPolicy(nn.Module):
         "`unroll` without the states: logits or q `(T, B, A)` and values `(T, B)`."
         return self.unroll(obs, state0, first)[:2]
 
-# %% ../../nbs/nn/02_models.ipynb 17
+# %% ../../nbs/nn/02_models.ipynb 20
 class ActorCritic(FeedForwardPolicy):
     """Policy logits and state value from separate torsos (or one shared), observations scaled by
     `scale`. Feed-forward: its recurrent state is zero-width."""
@@ -272,7 +286,7 @@ class ActorCritic(FeedForwardPolicy):
         the same draws from the same `generator`, without a `Categorical` per env step."""
         return sample_actions(self.actor(self._features(obs)), generator)
 
-# %% ../../nbs/nn/02_models.ipynb 18
+# %% ../../nbs/nn/02_models.ipynb 21
 class GaussianActorCritic(ActorCritic):
     """The actor-critic for a Box of `n_actions` actions (PPO's and IMPALA's continuous head, as
     CleanRL's `ppo_continuous_action` builds it): the actor's outputs are the means of a diagonal
@@ -304,7 +318,7 @@ class GaussianActorCritic(ActorCritic):
             self._with_log_std(self.actor(self._features(obs)).float()), generator
         )
 
-# %% ../../nbs/nn/02_models.ipynb 22
+# %% ../../nbs/nn/02_models.ipynb 25
 def epsilon_greedy_probs(q: torch.Tensor, epsilon: torch.Tensor) -> torch.Tensor:
     """The epsilon-greedy policy of Q values `(B, A)`: `epsilon / A` on every action, plus
     `1 - epsilon` on the greedy one (ties to the lowest index)."""
@@ -382,7 +396,7 @@ class QNetwork(EpsilonGreedy, FeedForwardPolicy):
         (`sample_actions` on the log of `probs`, as `dist` would draw them)."""
         return sample_actions(self.policy_logits(self.q(obs)), generator)
 
-# %% ../../nbs/nn/02_models.ipynb 28
+# %% ../../nbs/nn/02_models.ipynb 31
 RNN_CELLS = {"lstm": nn.LSTMCell, "gru": nn.GRUCell}
 
 
@@ -459,7 +473,7 @@ class RecurrentCore(nn.Module):
         out, value = self._heads(h)
         return out, value, state
 
-# %% ../../nbs/nn/02_models.ipynb 29
+# %% ../../nbs/nn/02_models.ipynb 32
 @patch
 def unroll(
     self: RecurrentCore,
@@ -526,7 +540,7 @@ class GaussianRecurrentActorCritic(RecurrentActorCritic):
         mean, value = super()._heads(h)
         return torch.cat([mean, self.log_std.float().expand_as(mean)], -1), value
 
-# %% ../../nbs/nn/02_models.ipynb 35
+# %% ../../nbs/nn/02_models.ipynb 38
 def policy_act(
     model: nn.Module,
     obs: torch.Tensor,
@@ -544,7 +558,7 @@ def policy_act(
     actions, logp = sample_from(model, model.policy_logits(out), generator)
     return actions, logp, state
 
-# %% ../../nbs/nn/02_models.ipynb 38
+# %% ../../nbs/nn/02_models.ipynb 41
 class RecurrentQNetwork(EpsilonGreedy, RecurrentCore):
     """Q values from one torso, a recurrent core (`lstm` or `gru`) and a linear head; acts
     epsilon-greedily, `epsilon` travelling with the weights."""
@@ -557,7 +571,7 @@ class RecurrentQNetwork(EpsilonGreedy, RecurrentCore):
         q = self.head(h).float()
         return q, q.max(-1).values
 
-# %% ../../nbs/nn/02_models.ipynb 41
+# %% ../../nbs/nn/02_models.ipynb 44
 def relu_mlp(n_in: int, hidden: int, n_out: int) -> nn.Sequential:
     "Two ReLU layers of width `hidden`, then a linear output: the actors and critics of SAC and TD3."
     return nn.Sequential(
@@ -610,7 +624,7 @@ class TwinCritics(FeedForwardPolicy):
         "How many of the flat tensor's leading numbers are the actor's (TD3 steps them apart)."
         return sum(p.numel() for p in self.actor.parameters())
 
-# %% ../../nbs/nn/02_models.ipynb 42
+# %% ../../nbs/nn/02_models.ipynb 45
 LOG_STD_RANGE = (-5.0, 2.0)  # SAC's actor: the clamp of its log-std
 
 
@@ -638,7 +652,7 @@ class SACPolicy(TwinCritics):
         "Actions `(B, A)` drawn with `generator`, within the bounds, and their log-probabilities."
         return self.dist(obs).sample_with_log_prob(generator)
 
-# %% ../../nbs/nn/02_models.ipynb 46
+# %% ../../nbs/nn/02_models.ipynb 49
 class TD3Policy(TwinCritics):
     "TD3's agent: a deterministic tanh actor, the twin critics and the exploration noise `noise`."
 
@@ -667,7 +681,7 @@ class TD3Policy(TwinCritics):
         action = torch.maximum(torch.minimum(mu + self.noise * half * eps, self.high), self.low)
         return action, torch.zeros(len(mu), device=mu.device)
 
-# %% ../../nbs/nn/02_models.ipynb 50
+# %% ../../nbs/nn/02_models.ipynb 53
 CONTINUOUS = ("sac", "td3")  # the algorithms that act in a Box action space only
 DISCRETE = ("dqn",)  # the algorithms that act in a Discrete action space only (ppo, impala: either)
 
@@ -734,7 +748,7 @@ def _obs_scale(obs_space: gym.spaces.Box) -> float:
         else 1.0
     )
 
-# %% ../../nbs/nn/02_models.ipynb 51
+# %% ../../nbs/nn/02_models.ipynb 54
 def _build(
     cls: type,
     obs_space: gym.Space,
@@ -798,7 +812,7 @@ def build_q_model(
         return _build(RecurrentQNetwork, *args, (rnn, rnn_size), channels_last)
     return _build(QNetwork, *args, (dueling,), channels_last)
 
-# %% ../../nbs/nn/02_models.ipynb 53
+# %% ../../nbs/nn/02_models.ipynb 56
 def make_policy(
     cfg,
     obs_space: gym.Space,
@@ -852,9 +866,11 @@ def make_policy(
         )
     if cfg.env.normalize_obs:
         model.obs_norm = ObsNorm(obs_space.shape)
+    if cfg.env.normalize_reward:
+        model.reward_scale = RewardScale()
     return model.to(device) if device is not None else model
 
-# %% ../../nbs/nn/02_models.ipynb 57
+# %% ../../nbs/nn/02_models.ipynb 60
 def get_weights(model: nn.Module) -> dict[str, np.ndarray]:
     "The model's parameters and buffers as NumPy arrays (copies)."
     return {k: v.detach().cpu().numpy().copy() for k, v in model.state_dict().items()}

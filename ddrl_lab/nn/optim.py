@@ -60,7 +60,7 @@ class SkipCounts:
         self.skipped = int(sd.get("skipped_updates", 0))
         self.skipped_in_a_row = int(sd.get("skipped_in_a_row", 0))
 
-
+# %% ../../nbs/nn/04_optim.ipynb 6
 class FlatAdam(SkipCounts):
     """Adam (as `torch.optim.Adam`, default betas) on one flat tensor: five in-place tensor ops per
     step.
@@ -108,7 +108,7 @@ class FlatAdam(SkipCounts):
         self.part_steps = dict(sd.get("part_steps", {}))
         self.load_skip_counts(sd)
 
-# %% ../../nbs/nn/04_optim.ipynb 6
+# %% ../../nbs/nn/04_optim.ipynb 7
 def clip_flat_(grad: torch.Tensor, max_norm: float) -> torch.Tensor:
     """Scale the flat gradient in place so its global norm is at most `max_norm` (as
     `clip_grad_norm_`); returns the norm before."""
@@ -136,7 +136,7 @@ def flat_step(
         opt.step(part)
     return norm
 
-# %% ../../nbs/nn/04_optim.ipynb 10
+# %% ../../nbs/nn/04_optim.ipynb 11
 class FlatRMSprop(SkipCounts):
     "RMSprop (as `torch.optim.RMSprop`: no momentum, not centered) on one flat tensor."
 
@@ -189,7 +189,7 @@ def make_optimizer(param: torch.Tensor, grad: torch.Tensor, algo) -> FlatAdam | 
         )
     return FlatAdam(param, grad, algo.lr, eps=1e-5 if algo.opt_eps is None else algo.opt_eps)
 
-# %% ../../nbs/nn/04_optim.ipynb 16
+# %% ../../nbs/nn/04_optim.ipynb 17
 def poison_gradients(model: torch.nn.Module, seconds: float) -> None:
     """The `nan_grad` drill: the next gradient backward sends into each of `model`'s parameters,
     and every one for `seconds` from now, is NaN (what a non-finite loss makes of it); afterwards
@@ -225,7 +225,7 @@ def check_skips(info: dict, limit: int) -> None:
             f"grad_norm, and at `ddrl-lab doctor RUN_DIR`."
         )
 
-# %% ../../nbs/nn/04_optim.ipynb 22
+# %% ../../nbs/nn/04_optim.ipynb 23
 def scheduled_lr(lr: float, algo, opt_steps: int, env_steps: int, total_env_steps: int) -> float:
     """The learning rate of the next optimizer step (every learner's, host and on-device): `lr` ×
     warmup × optional anneal."""

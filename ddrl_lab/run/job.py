@@ -184,6 +184,14 @@ def _spawn(self: Job) -> None:
         bool(self._resume and self._resume["force"]),
         self.gpus_per_learner,
     )
+    # which loop runs the config, and how many of each part it started
+    loop = self.loop
+    self.meta["loop"] = dict(
+        name=loop.name,
+        workers=len(loop.runners),
+        learners=max(1, len(loop.learners)),
+        replay_shards=len(loop.shards),
+    )
     # on Ray (a local cluster or a joined one): where the parts run, which code
     if self.runtime.name == "ray":
         self.meta["placement"] = dict(

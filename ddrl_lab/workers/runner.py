@@ -23,6 +23,7 @@ from ..nn.numerics import choose_numerics
 from ..envs.pools import make_env_pool
 from ..data.codecs import Encoded, get_codec
 from ..data.segments import Segment, validate_segment
+from ..envs.normalize import discounted_returns, return_stats
 
 # %% auto 0
 __all__ = ['UniformActions', 'to_numpy', 'DrillKnobs', 'EnvRunner', 'EpisodeTaint']
@@ -96,6 +97,8 @@ class EnvRunner(DrillKnobs):
         self.action_space, self.uniform = spaces[1], False
         self.random_actions = UniformActions(spaces[1], self.gen)
         self.version, self.seq, self.env_steps, self.episodes, self.rejected = -1, 0, 0, 0, 0
+        # each env's discounted return so far (env.normalize_reward)
+        self.returns_carry = np.zeros(cfg.env.num_envs)
         self.poison, self.delay_s = False, 0.0
         # episodes with a step in a rejected segment report no return
         self.taint = EpisodeTaint(cfg.env.num_envs, self.T)
@@ -178,6 +181,7 @@ def collect(self: EnvRunner, weights: dict) -> Segment:
         episode_returns=np.array(ep_returns, np.float32),
         episode_lengths=np.array(ep_lengths, np.int64),
         h0=h0.numpy(),
+        return_stats=self._return_stats(rewards, terminated | truncated),
     )
     self.seq += 1
     self.env_steps += T * M
@@ -185,6 +189,18 @@ def collect(self: EnvRunner, weights: dict) -> Segment:
     return seg
 
 # %% ../../nbs/workers/00_runner.ipynb 8
+@patch
+def _return_stats(self: EnvRunner, rewards: np.ndarray, done: np.ndarray) -> np.ndarray:
+    """With `env.normalize_reward`: the (count, mean, M2) of the discounted returns at a segment's
+    steps, each env's return carried on from the last segment (`envs.normalize`); else empty."""
+    if not self.cfg.env.normalize_reward:
+        return np.zeros(0, np.float64)
+    returns, self.returns_carry = discounted_returns(
+        rewards, done, self.returns_carry, self.cfg.algo.gamma
+    )
+    return return_stats(returns)
+
+# %% ../../nbs/workers/00_runner.ipynb 9
 @patch
 def autocast(self: EnvRunner):
     """bf16 autocast for inference where `algo.bf16` resolves to it on this CPU
@@ -265,7 +281,7 @@ def state_dict(self: EnvRunner) -> dict:
         sd.update(pool=pool, obs=torch.from_numpy(np.array(self.obs)))
     return sd
 
-# %% ../../nbs/workers/00_runner.ipynb 9
+# %% ../../nbs/workers/00_runner.ipynb 10
 @patch
 def load_state_dict(self: EnvRunner, sd: dict) -> None:
     """Continue from `state_dict()` (the weights come with the next `collect`, whatever their
@@ -287,7 +303,7 @@ def load_state_dict(self: EnvRunner, sd: dict) -> None:
 def close(self: EnvRunner) -> None:
     self.pool.close()
 
-# %% ../../nbs/workers/00_runner.ipynb 11
+# %% ../../nbs/workers/00_runner.ipynb 12
 class EpisodeTaint:
     """Which envs' episodes so far have a step in a rejected segment, for a stream of segments of
     `T` steps:
