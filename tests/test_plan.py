@@ -102,7 +102,7 @@ def test_plan_models_the_parameter_plane_and_on_device_groups(capsys):
 
 PRESETS = sorted(list_presets())
 # CI plans three presets, one of each path (about 3 minutes): the quickstart's (refused at one worker), an on-device
-# group's (refused at 1,024 learners) and a serial replay preset's; all 20 (the 17 timed took about 35 minutes on 2 cores), so the rest
+# group's (refused at 1,024 learners) and a serial replay preset's; all 22 (the 17 timed took about 35 minutes on 2 cores), so the rest
 # run with `make test-learning` (the long runs CI leaves out)
 IN_CI = {"cartpole-ppo", "cartpole-ondevice", "stateless-cartpole-r2d2"}
 PRESET_CASES = [pytest.param(p, marks=() if p in IN_CI else pytest.mark.learning) for p in PRESETS]

@@ -311,13 +311,14 @@ _TOPOLOGY_PANELS = [
         "inference latency",
         "seconds",
         "ms",
-        "inference_latency_p50_ms, inference_latency_p99_ms vs time_s",
+        "inference_latency_p50_ms, inference_latency_p99_ms, worker_latency_p99_ms vs time_s",
         lambda df, ctx: _lines(
             df,
             "time_s",
             [
                 ("p50", "inference_latency_p50_ms", {}),
                 ("p99", "inference_latency_p99_ms", dict(line=dict(dash="dot"))),
+                ("p99 as workers wait", "worker_latency_p99_ms", dict(line=dict(color="crimson"))),
             ],
         ),
     ),

@@ -294,7 +294,7 @@ class CriteriaConfig:
     min_env_steps_per_s: Optional[float] = setting(None, lo=0.0, lo_open=True)
     # 95th percentile of the row's version lags, at most
     max_version_lag_p95: Optional[float] = setting(None, lo=0.0)
-    # central inference: p99 latency (ms), at most
+    # central inference: p99 latency (ms) as the workers see it (their wait for actions), at most
     max_inference_latency_ms_p99: Optional[float] = setting(None, lo=0.0, lo_open=True)
     # share of the workers' time held back by the channel, at most
     max_throttled_fraction: Optional[float] = setting(None, lo=0.0, hi=1.0)

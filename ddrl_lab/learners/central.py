@@ -41,17 +41,25 @@ class EnvWorker(DrillKnobs):  # drills: a NaN reward every step once poisoned; d
         self.incarnation = uuid.uuid4().hex[:12]
         self.env_steps = 0
         self.poison, self.delay_s = False, 0.0  # fault drills
+        # when it last handed back observations; how long it then waited for their actions
+        self.handed_at, self.waited_s = None, None
 
     def ticket(self) -> dict:
         """What the driver reads of each call (a few numbers): a worker that died shows here, its
-        observations never pass the driver."""
+        observations never pass the driver; `waited_s`, the inference latency as this worker saw
+        it (from handing back its observations to receiving their actions: batching, transport and
+        the learner's call)."""
         return dict(
-            worker_id=self.worker_id, incarnation=self.incarnation, env_steps=self.env_steps
+            worker_id=self.worker_id,
+            incarnation=self.incarnation,
+            env_steps=self.env_steps,
+            waited_s=self.waited_s,
         )
 
     def first(self) -> tuple[dict, dict]:
         """`(ticket, step)`: the current observations, before any action (at the start, and after
         this worker restarted)."""
+        self.handed_at = time.perf_counter()
         return self.ticket(), dict(
             worker_id=self.worker_id, incarnation=self.incarnation, obs=self.obs
         )
@@ -59,6 +67,7 @@ class EnvWorker(DrillKnobs):  # drills: a NaN reward every step once poisoned; d
     def step(self, actions) -> tuple[dict, dict]:
         """`(ticket, step)`: step every env once; the outcome of these actions and the next
         observations."""
+        self.waited_s = time.perf_counter() - self.handed_at
         dev = getattr(self.pool, "device", None)
         s = self.pool.step(
             torch.as_tensor(actions, device=dev) if dev is not None else np.asarray(actions)
@@ -71,6 +80,7 @@ class EnvWorker(DrillKnobs):  # drills: a NaN reward every step once poisoned; d
         if self.poison:
             reward = reward.astype(np.float32)
             reward[0] = np.nan
+        self.handed_at = time.perf_counter()
         return self.ticket(), dict(
             worker_id=self.worker_id,
             incarnation=self.incarnation,
@@ -229,9 +239,7 @@ def _fold_in(self: CentralLearner, s: dict) -> None:
     tr = self.trajectories.setdefault(
         s["worker_id"], Trajectory(s["worker_id"], self.cfg.algo.segment_length)
     )
-    awaited = (
-        "reward" in s and len(tr.obs) > len(tr.rewards) and tr.incarnation == s["incarnation"]
-    )
+    awaited = "reward" in s and len(tr.obs) > len(tr.rewards) and tr.incarnation == s["incarnation"]
     if not awaited:
         # fresh envs (their first observations) start clean; else their past is unknown
         self.lost_steps += tr.drop()

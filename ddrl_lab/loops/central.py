@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+
 from fastcore.basics import patch
 
 from ..learners.central import CentralLearner, EnvWorker
@@ -77,6 +79,7 @@ class CentralLoop(Loop):
             num_gpus=gpus,
         )
         self.spawn_runners(EnvWorker)
+        self.waits = []  # the workers' inference latencies since the last row (s, `EnvWorker.ticket`)
 
     # a worker's trajectory lives in the learner: workers start afresh
     def runner_states(self) -> bool:
@@ -97,7 +100,7 @@ def snapshot(self: CentralLoop) -> None:
 # %% ../../nbs/loops/06_central.ipynb 5
 @patch
 def row(self: CentralLoop) -> dict:
-    out = dict(lost_transitions=self.ledger.books["lost_transitions"])
+    out = dict(lost_transitions=self.ledger.books["lost_transitions"]) | self._worker_latency()
     try:
         m = self.rt.get(self.rt.call(self.learner, "metrics"), timeout=5.0)
     except Exception:
@@ -137,6 +140,8 @@ def run(self: CentralLoop) -> None:
                 continue
             failing.pop(i, None)
             led.note_incarnation(i, ticket["incarnation"])
+            if ticket["waited_s"] is not None:
+                self.waits.append(ticket["waited_s"])
             ids.append(i)
         order = [i for i in order if i not in ids] + ids
         if ids:
@@ -159,12 +164,25 @@ def run(self: CentralLoop) -> None:
             led.lost_transitions(got["lost_steps"])
             for info in got["infos"]:
                 for meta in info.pop("produced"):
-                    led.produced(
-                        dict(meta, incarnation=led.incarnations.get(meta["worker_id"]))
-                    )
+                    led.produced(dict(meta, incarnation=led.incarnations.get(meta["worker_id"])))
                 led.in_replay(info.pop("in_replay", 0))
                 if host.trained(info):
                     done = True
                     break
             if done:
                 break
+
+# %% ../../nbs/loops/06_central.ipynb 6
+@patch
+def _worker_latency(self: CentralLoop) -> dict:
+    """The inference latency as the workers saw it since the last row (each wait from handing back
+    observations to receiving their actions): into the job's histogram, p50 and p99 into the row."""
+    waits, self.waits = self.waits, []
+    if not waits:
+        return {}
+    self.host.call_times.observe("worker_inference_latency_seconds", *waits)
+    ms = 1e3 * np.asarray(waits)
+    return dict(
+        worker_latency_p50_ms=float(np.percentile(ms, 50)),
+        worker_latency_p99_ms=float(np.percentile(ms, 99)),
+    )

@@ -209,7 +209,7 @@ def unused_channel_settings(cfg: Config, loop_name: str) -> list[str]:
         f"at the default or use sync.mode=async."
     ]
 
-
+# %% ../../nbs/loops/09_topologies.ipynb 8
 def _made_env_problems(cfg: Config) -> list[str]:
     """Why one env of `cfg.env` cannot be made, or the algorithm's models (or its topology) cannot
     take its spaces, or []."""
@@ -227,9 +227,15 @@ def _made_env_problems(cfg: Config) -> list[str]:
             f"{spaces[1]}) is not available yet: continuous control runs "
             f"{' or '.join(map(repr, BOX_MODES))} in this version."
         )
+    if isinstance(spaces[1], gym.spaces.MultiDiscrete) and cfg.topology.mode not in BOX_MODES:
+        problems.append(
+            f"topology.mode = {cfg.topology.mode!r} with a MultiDiscrete of actions (the env's "
+            f"{spaces[1]}) is not available yet: it runs "
+            f"{' or '.join(map(repr, BOX_MODES))} in this version."
+        )
     return problems
 
-# %% ../../nbs/loops/09_topologies.ipynb 8
+# %% ../../nbs/loops/09_topologies.ipynb 9
 BOX_MODES = ("co-located", "decoupled")  # the topologies that act in a Box of actions
 
 
@@ -246,7 +252,7 @@ def sac_problems(cfg: Config) -> list[str]:
         )
     return p
 
-# %% ../../nbs/loops/09_topologies.ipynb 9
+# %% ../../nbs/loops/09_topologies.ipynb 10
 def check_supported(cfg: Config) -> None:
     "Raise `ConfigError` naming every setting this version cannot run yet."
     problems = []
@@ -319,7 +325,7 @@ def check_supported(cfg: Config) -> None:
     if problems or env:
         raise ConfigError(problems + env)
 
-# %% ../../nbs/loops/09_topologies.ipynb 12
+# %% ../../nbs/loops/09_topologies.ipynb 13
 KNOB_KEYS = {
     "lr": "algo.lr",
     "ent_coef": "algo.ent_coef",
@@ -387,7 +393,7 @@ def checked_knobs(live: Config, knobs: dict, names: list, shards: int) -> tuple[
         for k in knobs
     }
 
-# %% ../../nbs/loops/09_topologies.ipynb 15
+# %% ../../nbs/loops/09_topologies.ipynb 16
 def gpus_per_learner(cfg: Config, need: int, have: float) -> int:
     """GPUs each learner-side actor that computes (the learner, each of `topology.num_learners`, the
     central-inference
@@ -461,7 +467,7 @@ def join_cluster(cfg: Config, loop: Optional[type] = None):
         raise
     return runtime
 
-# %% ../../nbs/loops/09_topologies.ipynb 16
+# %% ../../nbs/loops/09_topologies.ipynb 17
 def claim_cluster(cfg: Config, loop: Optional[type] = None) -> tuple:
     """`(runtime, GPUs per learner)` for a job before its run directory exists: the cluster at
     `run.ray_address` joined (a decoupled Ray job; else None, the job starts its own later) and the GPUs

@@ -29,8 +29,8 @@ __all__ = ['TORSOS', 'RNN_CELLS', 'LOG_STD_RANGE', 'CONTINUOUS', 'DISCRETE', 'la
            'sample_gaussian', 'sample_from', 'FeedForwardPolicy', 'ActorCritic', 'GaussianActorCritic',
            'epsilon_greedy_probs', 'EpsilonGreedy', 'QNetwork', 'RecurrentCore', 'RecurrentActorCritic',
            'GaussianRecurrentActorCritic', 'policy_act', 'RecurrentQNetwork', 'relu_mlp', 'TwinCritics', 'SACPolicy',
-           'TD3Policy', 'action_problems', 'space_problems', 'action_count', 'build_model', 'build_q_model',
-           'make_policy', 'get_weights', 'set_weights']
+           'TD3Policy', 'action_problems', 'space_problems', 'LogitMask', 'action_count', 'build_model',
+           'build_q_model', 'make_policy', 'get_weights', 'set_weights']
 
 # %% ../../nbs/nn/02_models.ipynb 5
 def layer_init(layer: nn.Module, std: float = np.sqrt(2), bias: float = 0.0) -> nn.Module:
@@ -158,11 +158,16 @@ class RewardScale(ObsNorm):
 
 # %% ../../nbs/nn/02_models.ipynb 19
 def sample_actions(
-    logits: torch.Tensor, generator: Optional[torch.Generator] = None
+    logits: torch.Tensor, generator: Optional[torch.Generator] = None, dims: Optional[int] = None
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """One action per row of `logits` `(B, A)`, drawn from their softmax, and its log-probability
     (fp32): the one sampler of every acting path. A `generator` drives draws on its own device
-    only."""
+    only. With `dims` (a MultiDiscrete space's), `logits` `(B, dims * n)` are one softmax of `n`
+    per dimension: actions `(B, dims)`, the log-probability their sum."""
+    if dims is not None:
+        B = len(logits)
+        actions, logp = sample_actions(logits.reshape(B * dims, -1), generator)
+        return actions.view(B, dims), logp.view(B, dims).sum(-1)
     logp_all = logits.float().log_softmax(-1)
     on_device = generator is not None and generator.device == logits.device
     actions = torch.multinomial(logp_all.exp(), 1, generator=generator if on_device else None)
@@ -185,7 +190,7 @@ def sample_from(model: nn.Module, out: torch.Tensor, generator: Optional[torch.G
     "Actions and log-probabilities from a policy's output: its Gaussian's (`model.gaussian`), else the softmax's."
     if model.gaussian:
         return sample_gaussian(out, generator)
-    return sample_actions(out, generator)
+    return sample_actions(out, generator, getattr(model, "action_dims", None))
 
 
 class FeedForwardPolicy(nn.Module):
@@ -195,6 +200,7 @@ class FeedForwardPolicy(nn.Module):
 
     state_size = 0  # numbers of recurrent state per env
     gaussian = False  # whether its policy output is a diagonal Gaussian's (means, log-stds)
+    action_dims = None  # a MultiDiscrete space's dimensions (`LogitMask`), else None
 
     def __init__(self):
         super().__init__()
@@ -284,7 +290,7 @@ class ActorCritic(FeedForwardPolicy):
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Sampled actions and their log-probabilities (`sample_actions`): the numbers `dist` gives,
         the same draws from the same `generator`, without a `Categorical` per env step."""
-        return sample_actions(self.actor(self._features(obs)), generator)
+        return sample_actions(self.actor(self._features(obs)), generator, self.action_dims)
 
 # %% ../../nbs/nn/02_models.ipynb 21
 class GaussianActorCritic(ActorCritic):
@@ -711,10 +717,16 @@ def action_problems(action_space: gym.Space, algo: str = "ppo") -> list[str]:
             f"the env's action space {action_space} is continuous: algo.name = {algo!r} takes "
             f"Discrete actions; use sac, td3, ppo or impala for a Box of actions."
         ]
-    if not box and not isinstance(action_space, gym.spaces.Discrete):
+    multi = isinstance(action_space, gym.spaces.MultiDiscrete)
+    if multi and (algo not in ("ppo", "impala") or action_space.nvec.ndim != 1):
+        return [
+            f"the env's action space {action_space} is a MultiDiscrete: algo.name = {algo!r} "
+            f"cannot take it; ppo and impala do (one Categorical per dimension, a vector of them)."
+        ]
+    if not (box or multi or isinstance(action_space, gym.spaces.Discrete)):
         return [
             f"the env's action space {action_space} is not supported: the models take "
-            f"Discrete actions or a Box of them."
+            f"Discrete actions, a MultiDiscrete vector or a Box of them."
         ]
     return []
 
@@ -748,7 +760,20 @@ def _obs_scale(obs_space: gym.spaces.Box) -> float:
         else 1.0
     )
 
-# %% ../../nbs/nn/02_models.ipynb 54
+# %% ../../nbs/nn/02_models.ipynb 55
+class LogitMask(nn.Module):
+    "Adds −10⁹ to the logits of choices a MultiDiscrete dimension lacks (`nvec[d]` of them valid)."
+
+    def __init__(self, nvec):
+        super().__init__()
+        nvec = np.asarray(nvec).reshape(-1)
+        valid = np.arange(nvec.max())[None, :] < nvec[:, None]
+        self.register_buffer("mask", torch.as_tensor(np.where(valid, 0.0, -1e9).ravel()), False)
+
+    def forward(self, logits: torch.Tensor) -> torch.Tensor:
+        return logits + self.mask.to(logits.dtype)
+
+# %% ../../nbs/nn/02_models.ipynb 56
 def _build(
     cls: type,
     obs_space: gym.Space,
@@ -760,18 +785,25 @@ def _build(
 ) -> nn.Module:
     """A `cls` model for these spaces (`options`: its own arguments between the torso and
     `channels_last`), or a clear error for spaces the models cannot handle."""
-    algo = "ppo" if isinstance(action_space, gym.spaces.Box) else "dqn"  # (either takes its space)
+    algo = "dqn" if isinstance(action_space, gym.spaces.Discrete) else "ppo"  # (takes its space)
     problems = space_problems(obs_space, action_space, torso, algo)
     if problems:
         raise NotImplementedError(" ".join(problems))
     n_actions, scale = action_count(action_space), _obs_scale(obs_space)
-    return cls(obs_space.shape, n_actions, hidden, scale, torso, *options, channels_last)
+    model = cls(obs_space.shape, n_actions, hidden, scale, torso, *options, channels_last)
+    if isinstance(action_space, gym.spaces.MultiDiscrete):
+        model.actor = nn.Sequential(model.actor, LogitMask(action_space.nvec))
+        model.action_dims = len(action_space.nvec)
+    return model
 
 
 def action_count(action_space: gym.Space) -> int:
-    "The policy's actions: a Discrete space's choices, or a Box's dimensions."
+    """The policy's outputs: a Discrete space's choices, a Box's dimensions, or a MultiDiscrete's
+    dimensions times its largest choice count (`LogitMask`)."""
     if isinstance(action_space, gym.spaces.Box):
         return int(np.prod(action_space.shape))
+    if isinstance(action_space, gym.spaces.MultiDiscrete):
+        return int(action_space.nvec.size * action_space.nvec.max())
     return int(action_space.n)
 
 
@@ -812,7 +844,7 @@ def build_q_model(
         return _build(RecurrentQNetwork, *args, (rnn, rnn_size), channels_last)
     return _build(QNetwork, *args, (dueling,), channels_last)
 
-# %% ../../nbs/nn/02_models.ipynb 56
+# %% ../../nbs/nn/02_models.ipynb 60
 def make_policy(
     cfg,
     obs_space: gym.Space,
@@ -870,7 +902,7 @@ def make_policy(
         model.reward_scale = RewardScale()
     return model.to(device) if device is not None else model
 
-# %% ../../nbs/nn/02_models.ipynb 60
+# %% ../../nbs/nn/02_models.ipynb 64
 def get_weights(model: nn.Module) -> dict[str, np.ndarray]:
     "The model's parameters and buffers as NumPy arrays (copies)."
     return {k: v.detach().cpu().numpy().copy() for k, v in model.state_dict().items()}

@@ -132,11 +132,16 @@ def logp_entropy(
 ) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
     """The log-probabilities of `actions` under `softmax(logits)` (`(..., A)` and `(...)`), and the
     entropies (None without `with_entropy`), both fp32. Float actions `(..., A)` are a Box's: under
-    the diagonal Gaussian whose means and log-stds are `logits` `(..., 2A)` (the continuous head)."""
+    the diagonal Gaussian whose means and log-stds are `logits` `(..., 2A)` (the continuous head).
+    Integer actions `(..., D)` with one dimension more are a MultiDiscrete's: `logits` `(..., D * n)`
+    hold one Categorical per dimension (`models.LogitMask`); their sums over the dimensions."""
     if actions.is_floating_point():
         mean, log_std = logits.float().chunk(2, -1)
         d = DiagGaussian(mean, log_std)
         return d.log_prob(actions.float()), d.entropy() if with_entropy else None
+    if actions.dim() == logits.dim():
+        logp, entropy = logp_entropy(logits.reshape(*actions.shape, -1), actions, with_entropy)
+        return logp.sum(-1), None if entropy is None else entropy.sum(-1)
     logp_all = logits.float().log_softmax(-1)
     logp = logp_all.gather(-1, actions[..., None]).squeeze(-1)
     if not with_entropy:

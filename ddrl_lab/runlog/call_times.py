@@ -34,6 +34,7 @@ CALL_BUCKETS_S = (
 )
 CALLS = {
     "inference_latency_seconds": "Each batched inference call of the central-inference learner.",
+    "worker_inference_latency_seconds": "Each wait of a central-inference worker for its actions.",
     "weight_sync_seconds": "Each weight-sync round trip of the parameter plane (driver <-> learner).",
     "learner_update_seconds": "Each learner update (one batch trained), as the learner timed it.",
 }

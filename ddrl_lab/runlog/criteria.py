@@ -40,7 +40,8 @@ def row_figures(row: dict, prev: Optional[dict] = None, num_workers: int = 1) ->
     f = dict(
         env_steps_per_s=_num(row.get("env_steps_per_s")),
         version_lag_p95=lag_quantile([_num(row.get(c)) or 0 for c in LAG_COLS]),
-        inference_latency_ms_p99=_num(row.get("inference_latency_p99_ms")),
+        # (as the workers saw it: batching, transport and the learner's call)
+        inference_latency_ms_p99=_num(row.get("worker_latency_p99_ms")),
         learner_busy_fraction=_num(row.get("learner_busy_fraction")),
     )
     # (only where a learner runs on CUDA: absent, not None, elsewhere)

@@ -30,8 +30,8 @@ __all__ = ['UniformActions', 'to_numpy', 'DrillKnobs', 'EnvRunner', 'EpisodeTain
 
 # %% ../../nbs/workers/00_runner.ipynb 4
 class UniformActions:
-    """Actions drawn uniformly from an action space (Discrete, or a bounded Box) with `generator`,
-    and their log-probability: the policy-free sampler (weights without `params`)."""
+    """Actions drawn uniformly from an action space (Discrete, MultiDiscrete, or a bounded Box) with
+    `generator`, and their log-probability: the policy-free sampler (weights without `params`)."""
 
     def __init__(self, space: gym.Space, generator: torch.Generator):
         self.space, self.gen = space, generator
@@ -39,6 +39,9 @@ class UniformActions:
             self.low = torch.as_tensor(space.low, dtype=torch.float32)
             self.width = torch.as_tensor(space.high - space.low, dtype=torch.float32)
             self.logp = np.float32(-np.log(self.width.numpy().astype(np.float64)).sum())
+        elif isinstance(space, gym.spaces.MultiDiscrete):
+            self.nvec = torch.as_tensor(space.nvec, dtype=torch.float64)
+            self.logp = np.float32(-np.log(space.nvec.astype(np.float64)).sum())
         else:
             self.logp = np.float32(-np.log(int(space.n)))
 
@@ -47,6 +50,9 @@ class UniformActions:
         if isinstance(self.space, gym.spaces.Box):
             u = torch.rand(M, *self.low.shape, generator=self.gen)
             return self.low + self.width * u, self.logp
+        if isinstance(self.space, gym.spaces.MultiDiscrete):
+            u = torch.rand(M, len(self.nvec), generator=self.gen, dtype=torch.float64)
+            return (u * self.nvec).long(), self.logp
         return torch.randint(int(self.space.n), (M,), generator=self.gen), self.logp
 
 # %% ../../nbs/workers/00_runner.ipynb 6
