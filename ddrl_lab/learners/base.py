@@ -335,6 +335,19 @@ def _observe(self: Learner, segments: list) -> None:
         _store(rms, self.model.reward_scale)
 
 
+@patch
+def _norm_stats(self: Learner) -> dict:
+    """What rows show of the normalisation statistics: the observations counted (`obs_norm_count`),
+    the discounted return's standard deviation the rewards are divided by (`return_std`)."""
+    out = {}
+    if self.cfg.env.normalize_obs:
+        out["obs_norm_count"] = float(self.model.obs_norm.count)
+    if self.cfg.env.normalize_reward:
+        rs = self.model.reward_scale
+        out["return_std"] = float(torch.sqrt(rs.m2 / rs.count.clamp(min=1) + 1e-8))
+    return out
+
+
 def _rms_of(norm: torch.nn.Module) -> RunningMeanStd:
     "The statistics a model's `ObsNorm` (or `RewardScale`) holds, as a `RunningMeanStd`."
     rms = RunningMeanStd(tuple(norm.mean.shape))
@@ -381,6 +394,7 @@ def update(
         self._remember_end_states(good, batch)
         self.version += 1
         info["lr"] = self.current_lr()
+        info.update(self._norm_stats())
     info["policy_version"], info["incarnation"], info["restored_from"] = (
         self.version,
         self.incarnation,
