@@ -15,7 +15,7 @@ from .analysis.doctor import diagnose_run, RunDirError
 from .bench.harness import check_names, format_table, run_benchmarks
 from .config.help import describe_config, format_config
 from .bench.calibrate import calibrate
-from .bench.validate import validate
+from .bench.validate import CASES, draw_cases, validate
 from .plan.report import plan_report
 from .plan.model import Calibration, check_plan, worker_counts
 from .run.job import Job
@@ -162,6 +162,20 @@ def _plan_command(sub) -> None:
         type=int,
         default=3,
         help="--validate: calibrations and runs per case and worker count (medians compared)",
+    )
+    plan.add_argument(
+        "--cases",
+        type=int,
+        default=0,
+        help="--validate: this many cases drawn at random (out of sample; 0: the tuned cases)",
+    )
+    plan.add_argument("--seed", type=int, default=0, help="--validate --cases: the draw's seed")
+    plan.add_argument(
+        "--bound",
+        type=float,
+        default=None,
+        metavar="FRACTION",
+        help="--validate: exit 1 when the worst relative throughput error passes this (0.5: 50 %%)",
     )
 
 # %% ../nbs/cli.ipynb 6
@@ -314,10 +328,19 @@ def cmd_plan(args) -> int:
     """The plan (table, saturation, verdict, figure) or `--validate`; exit 2 on bad input (a config, a
     worker count, a network, a calibration, a figure's folder)."""
     if args.validate and args.config is None:
-        if args.repeats < 1:
-            print(f"ddrl-lab: --repeats {args.repeats}: expected at least 1", file=sys.stderr)
+        if args.repeats < 1 or args.cases < 0:
+            bad = f"--repeats {args.repeats}" if args.repeats < 1 else f"--cases {args.cases}"
+            print(f"ddrl-lab: {bad}: expected at least {int(args.repeats < 1)}", file=sys.stderr)
             return 2
-        validate(args.steps, repeats=args.repeats)
+        cases = draw_cases(args.cases, args.seed) if args.cases else CASES
+        worst = validate(args.steps, cases=cases, repeats=args.repeats)
+        if args.bound is not None and worst > args.bound:
+            print(
+                f"ddrl-lab: the worst throughput error, {worst * 100:.0f} %, passes --bound "
+                f"{args.bound * 100:.0f} %",
+                file=sys.stderr,
+            )
+            return 1
         return 0
     try:
         if args.validate or args.config is None:

@@ -55,6 +55,8 @@ def test_bad_plan_input_is_refused_in_one_paragraph(tmp_path, capsys):
     assert main(["plan", "--validate", "--repeats", "0"]) == 2
     err = capsys.readouterr().err
     assert "--repeats 0: expected at least 1" in err and "Traceback" not in err, err
+    assert main(["plan", "--validate", "--cases", "-1"]) == 2
+    assert "--cases -1: expected at least 0" in capsys.readouterr().err
 
 
 def test_plan_models_replay_for_an_off_policy_config():
@@ -136,3 +138,17 @@ def test_every_shipped_preset_plans_at_1_2_and_1024_workers_on_its_shipped_runti
         assert refused == {("on-device", 1024)}, refused
     verdict = out[-1]
     assert verdict.startswith("worth distributing? ") and "the learner is busy" in verdict, verdict
+
+
+@pytest.mark.slow
+def test_validate_on_a_drawn_case_prints_both_figures_and_exits_1_past_its_bound(capsys):
+    """`plan --validate --cases 1 --seed 1`: a case drawn out of sample (`bench.validate.draw_cases`: seed 1's first is
+    DQN through replay, 8 envs, segments of 128), calibrated, predicted and run for real on Ray at 1 and 2 workers;
+    each line gives predicted and measured, and a bound no real error meets (0) makes the command exit 1, naming the
+    error. (About a minute and a half here.)"""
+    assert main(["plan", "--validate", "--cases", "1", "--seed", "1", "--repeats", "1", "--steps", "2000",
+                 "--bound", "0"]) == 1
+    out, err = capsys.readouterr()
+    lines = [line for line in out.splitlines() if line.startswith("replay (cartpole-dqn")]
+    assert len(lines) == 2 and all("predicted" in line and "measured" in line for line in lines), out
+    assert "the worst throughput error" in err and "passes --bound 0 %" in err, err

@@ -13,9 +13,9 @@ import numpy as np
 
 from .calibrate import calibrate
 from ..config.load import load_config
-from ..config.schema import Config
+from ..config.schema import Config, ConfigError
 from ..loops.network import ALL_WORKERS
-from ..loops.topologies import parse_fault
+from ..loops.topologies import check_supported, parse_fault
 from ..plan.engine import PROFILES, Network
 from ..plan.model import plan
 from ..run.job import Job
@@ -23,8 +23,8 @@ from ..runlog.criteria import LAG_COLS, lag_quantile
 from ..runlog.metrics import LAG_BINS
 
 # %% auto 0
-__all__ = ['CASES', 'SKIP', 'MIN_RUN_S', 'COUNTED_BY', 'FIGURES', 'drilled', 'measure', 'prediction_error', 'median_of',
-           'validate']
+__all__ = ['CASES', 'SKIP', 'MIN_RUN_S', 'COUNTED_BY', 'FIGURES', 'DRAWN', 'GRID', 'DELAYS', 'drilled', 'measure',
+           'prediction_error', 'draw_cases', 'median_of', 'validate']
 
 # %% ../../nbs/bench/08_validate.ipynb 6
 CASES = (
@@ -106,7 +106,51 @@ def _lag(x: float) -> str:
 
 FIGURES = ("env_steps_per_s", "learner_busy", "lag_p95")
 
-# %% ../../nbs/bench/08_validate.ipynb 7
+# %% ../../nbs/bench/08_validate.ipynb 8
+DRAWN = (
+    ("cartpole-ppo", "barrier"),
+    ("cartpole-impala", "channel"),
+    ("cartpole-dqn", "replay"),
+    ("cartpole-central", "central"),
+    ("cartpole-soft", "plane"),
+    ("cartpole-ondevice", "on-device"),
+)  # what a drawn case starts from: a preset and the topology it runs
+GRID = {"env.num_envs": (2, 4, 8, 16), "algo.segment_length": (16, 32, 64, 128)}
+DELAYS = (0.0, 0.01, 0.05)  # a drawn barrier's or channel's net_delay on every link (0: none)
+
+
+def _valid(preset: str, topology: str, overrides: dict, workers) -> bool:
+    "Whether the config check takes the case at every worker count `workers`."
+    key = COUNTED_BY.get(topology, "topology.num_workers")
+    try:
+        for n in workers:
+            check_supported(load_config(preset, {**overrides, "run.runtime": "ray", key: n}))
+    except ConfigError:
+        return False
+    return True
+
+
+def draw_cases(n: int, seed: int, workers=(1, 2)) -> list:
+    "`n` cases drawn with `seed` (see above), each valid at every count of `workers`."
+    rng, out = np.random.default_rng(seed), []
+    for _ in range(1000 * n):
+        if len(out) == n:
+            return out
+        preset, topology = DRAWN[rng.integers(len(DRAWN))]
+        over = {k: int(rng.choice(v)) for k, v in GRID.items()}
+        delay = float(rng.choice(DELAYS))
+        if topology in ("barrier", "channel") and delay:
+            over["run.faults"] = [f"0:net_delay:*:{delay}:3600"]
+        if load_config(preset).algo.name == "ppo":
+            over["algo.minibatch_size"] = min(
+                256, over["env.num_envs"] * over["algo.segment_length"]
+            )
+        tuned = any((preset, topology, over) == c for c in CASES)
+        if not tuned and _valid(preset, topology, over, workers):
+            out.append((preset, topology, over))
+    raise RuntimeError(f"draw_cases: fewer than {n} valid cases in {1000 * n} draws")
+
+# %% ../../nbs/bench/08_validate.ipynb 11
 def median_of(results: list) -> dict:
     "Each figure's median over `results` (predictions or measurements), and its range."
     out = {k: float(np.median([r[k] for r in results])) for k in FIGURES}
