@@ -145,6 +145,11 @@ def _plan_command(sub) -> None:
         help="the verdict: a run longer than half of this is worth distributing",
     )
     plan.add_argument("--figure", metavar="FILE", help="write the plot (HTML): rate and lag")
+    _validate_arguments(plan)
+
+# %% ../nbs/cli.ipynb 6
+def _validate_arguments(plan) -> None:
+    "`plan --validate`'s own arguments: the check against real runs."
     plan.add_argument(
         "--validate",
         action="store_true",
@@ -178,7 +183,7 @@ def _plan_command(sub) -> None:
         help="--validate: exit 1 when the worst relative throughput error passes this (0.5: 50 %%)",
     )
 
-# %% ../nbs/cli.ipynb 6
+# %% ../nbs/cli.ipynb 7
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ddrl-lab", description="Distributed deep RL workbench.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -251,7 +256,7 @@ def _follow(job, args) -> int:
         print(job.run_dir)
     return 0
 
-# %% ../nbs/cli.ipynb 7
+# %% ../nbs/cli.ipynb 8
 def cmd_doctor(args) -> int:
     """Print the diagnosis; exit 0 when every stage is ok, 1 when one needs a look, 2 when RUN_DIR
     is not a run directory."""
@@ -323,7 +328,7 @@ def cmd_bench(args) -> int:
     print(f"\nresults: {out}")
     return 1 if any(b["error"] for b in results["benchmarks"].values()) else 0
 
-# %% ../nbs/cli.ipynb 8
+# %% ../nbs/cli.ipynb 9
 def cmd_plan(args) -> int:
     """The plan (table, saturation, verdict, figure) or `--validate`; exit 2 on bad input (a config, a
     worker count, a network, a calibration, a figure's folder)."""
@@ -389,7 +394,7 @@ def main(argv=None) -> int:
         "study": cmd_study,
     }[args.command](args)
 
-# %% ../nbs/cli.ipynb 9
+# %% ../nbs/cli.ipynb 10
 def _study_command(sub) -> None:
     "`study`: a grid of settings over seeds, as Ray Tune trials."
     study_ = sub.add_parser(
