@@ -343,8 +343,7 @@ def _norm_stats(self: Learner) -> dict:
     if self.cfg.env.normalize_obs:
         out["obs_norm_count"] = float(self.model.obs_norm.count)
     if self.cfg.env.normalize_reward:
-        rs = self.model.reward_scale
-        out["return_std"] = float(torch.sqrt(rs.m2 / rs.count.clamp(min=1) + 1e-8))
+        out["return_std"] = float(self.model.reward_scale.std())
     return out
 
 

@@ -136,11 +136,14 @@ class ObsNorm(nn.Module):
         self.register_buffer("mean", torch.zeros(shape, dtype=torch.float64))
         self.register_buffer("m2", torch.zeros(shape, dtype=torch.float64))
 
+    def std(self) -> torch.Tensor:
+        "sqrt(var + 1e-8) of what was counted (the variance 0 before any count)."
+        return torch.sqrt(self.m2 / self.count.clamp(min=1) + 1e-8)
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not self.count.item():
             return x
-        std = torch.sqrt(self.m2 / self.count + 1e-8)
-        return ((x - self.mean) / std).clamp(-self.clip, self.clip).to(x.dtype)
+        return ((x - self.mean) / self.std()).clamp(-self.clip, self.clip).to(x.dtype)
 
 # %% ../../nbs/nn/02_models.ipynb 16
 class RewardScale(ObsNorm):
@@ -153,8 +156,7 @@ class RewardScale(ObsNorm):
     def forward(self, r: torch.Tensor) -> torch.Tensor:
         if not self.count.item():
             return r
-        std = torch.sqrt(self.m2 / self.count + 1e-8)
-        return (r / std).clamp(-self.clip, self.clip).to(r.dtype)
+        return (r / self.std()).clamp(-self.clip, self.clip).to(r.dtype)
 
 # %% ../../nbs/nn/02_models.ipynb 19
 def sample_actions(
