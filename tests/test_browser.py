@@ -275,8 +275,14 @@ def _steer(page, lab: Lab, runs: Path, t0: float, timings: dict, knob: str, drif
         r for r in _rows(runs) if math.isclose(r.get(f"knob_{knob}", math.nan), moved_to, rel_tol=tol)], 60)
     timings["in_metrics_s"] = time.monotonic() - t0
     if knob == "updates_per_segment":   # its effect in the rows: gradient steps per env step follow the new ratio
-        after = _wait("three rows at the new ratio", lambda: (lambda r: r if len(r) >= 3 else None)(
-            [r for r in _rows(runs) if math.isclose(r.get(f"knob_{knob}", math.nan), moved_to, rel_tol=tol)]), 120)
+        # the limiter lets the workers run ahead of the learner by up to its max_diff (at 80 a segment and 2 workers,
+        # 480 gradient steps) and the move's first row straddles both ratios: the ratio is read from the second row
+        # at the new value on, over 400 env steps at least (4,000 gradient steps at the new ratio; that slack is an
+        # eighth of it). Three rows, as before, spanned too few segments on a fast machine: CI read 4.5, not 10
+        def settled():
+            rows = [r for r in _rows(runs) if math.isclose(r.get(f"knob_{knob}", math.nan), moved_to, rel_tol=tol)][1:]
+            return rows if len(rows) >= 2 and rows[-1]["env_steps"] - rows[0]["env_steps"] >= 400 else None
+        after = _wait("rows over 400 env steps at the new ratio", settled, 240)
         old_rows = [r for r in _learning(runs) if math.isclose(r[f"knob_{knob}"], before, rel_tol=tol)]
         timings["ratio_before"], timings["ratio_after"] = _steps_per_env_step(old_rows), _steps_per_env_step(after)
     # ...and the plot keeps updating afterwards: more points (3 more refreshes at least), further right
