@@ -19,8 +19,9 @@ from fastcore.basics import patch
 from .cpu import PoolStep
 
 # %% auto 0
-__all__ = ['TORCH_ENVS', 'mix64', 'stream_keys', 'counter_uniform', 'count_step', 'TorchCartPole', 'TorchBreakout',
-           'minatar_lockstep', 'TorchStatelessCartPole', 'TorchRepeatPrevious', 'stacked', 'make_torch_pool']
+__all__ = ['TORCH_ENVS', 'mix64', 'stream_keys', 'counter_uniform', 'count_step', 'TorchCartPole', 'TorchPendulum',
+           'TorchBreakout', 'minatar_lockstep', 'TorchStatelessCartPole', 'TorchRepeatPrevious', 'stacked',
+           'make_torch_pool']
 
 # %% ../../nbs/envs/01_torch_games.ipynb 5
 _MASK64 = (1 << 64) - 1
@@ -165,6 +166,92 @@ def close(self: TorchCartPole):
     pass
 
 # %% ../../nbs/envs/01_torch_games.ipynb 16
+class TorchPendulum:
+    """A batch of `num_envs` gymnasium `Pendulum-v1` replicas stepped as tensors, with same-step
+    autoreset (truncation only: the task never terminates)."""
+
+    max_speed, max_torque, dt, g, m, l = 8.0, 2.0, 0.05, 10.0, 1.0, 1.0
+    default_max_episode_steps = 200
+
+    def __init__(self, num_envs: int, device="cpu", max_episode_steps: Optional[int] = None):
+        self.num_envs, self.device = num_envs, torch.device(device)
+        self.max_episode_steps = (
+            self.default_max_episode_steps if max_episode_steps is None else max_episode_steps
+        )
+        high = np.array([1.0, 1.0, self.max_speed], dtype=np.float32)
+        self.single_observation_space = gym.spaces.Box(-high, high, dtype=np.float32)
+        self.single_action_space = gym.spaces.Box(
+            -self.max_torque, self.max_torque, shape=(1,), dtype=np.float32
+        )
+        self.reset(range(num_envs))
+
+    def _initial_states(self, idx: torch.Tensor) -> torch.Tensor:
+        "Reset states `(len(idx), 2)` of envs `idx` for their current episode number: (θ, θ̇)."
+        counters = self._episodes[idx, None] * 2 + torch.arange(2, device=self.device)
+        u = counter_uniform(self._keys[idx, None], counters)
+        high = torch.tensor([math.pi, 1.0], dtype=torch.float64, device=self.device)
+        return (2 * u - 1) * high
+
+    def _observe(self, state: torch.Tensor) -> torch.Tensor:
+        "Observations `(M, 3)`: cos θ, sin θ, θ̇ (float32)."
+        theta, theta_dot = state.unbind(1)
+        return torch.stack([torch.cos(theta), torch.sin(theta), theta_dot], 1).float()
+
+    def reset(self, seeds: Sequence[int]) -> torch.Tensor:
+        "Start a fresh episode in every env; env `i`'s randomness comes from `seeds[i]` only."
+        self._keys = stream_keys(_seed_tensor(seeds, self.num_envs, self.device), 0)
+        self._episodes = torch.zeros(self.num_envs, dtype=torch.int64, device=self.device)
+        self._lengths = torch.zeros(self.num_envs, dtype=torch.int64, device=self.device)
+        self._returns = torch.zeros(self.num_envs, dtype=torch.float32, device=self.device)
+        self.state = self._initial_states(torch.arange(self.num_envs, device=self.device))
+        return self._observe(self.state)
+
+    def set_state(self, state: torch.Tensor, elapsed_steps: Optional[torch.Tensor] = None):
+        "Overwrite the state `(M, 2)` (and optionally the steps taken in the episode); for tests."
+        self.state = state.to(self.device, torch.float64).clone()
+        if elapsed_steps is not None:
+            self._lengths = elapsed_steps.to(self.device, torch.int64).clone()
+
+# %% ../../nbs/envs/01_torch_games.ipynb 17
+@patch
+def step(self: TorchPendulum, actions: torch.Tensor) -> PoolStep:
+    "Apply torques `actions` (M, 1), clipped to ±2; episodes cut at the step cap restart at once."
+    theta, theta_dot = self.state.unbind(1)
+    u = actions.to(self.device, torch.float32).reshape(self.num_envs)
+    u = u.clamp(-self.max_torque, self.max_torque)
+    # θ normalised into [-π, π)
+    angle = torch.remainder(theta + math.pi, 2 * math.pi) - math.pi
+    # (the terms in u in float32, as gymnasium computes them from a float32 action)
+    costs = angle**2 + 0.1 * theta_dot**2 + (0.001 * u**2).double()
+    push = 3 * self.g / (2 * self.l) * torch.sin(theta) + (3.0 / (self.m * self.l**2) * u).double()
+    new_theta_dot = (theta_dot + push * self.dt).clamp(-self.max_speed, self.max_speed)
+    state = torch.stack([theta + new_theta_dot * self.dt, new_theta_dot], 1)
+
+    reward = (-costs).float()
+    terminated = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
+    lengths, returns, truncated, done = count_step(self, reward, terminated)
+    final_obs = self._observe(state)
+    ended = done.nonzero().squeeze(1)
+    if len(ended):
+        self._episodes[ended] += 1
+        state[ended] = self._initial_states(ended)
+    self.state = state
+    return PoolStep(
+        obs=self._observe(state),
+        reward=reward,
+        terminated=terminated,
+        truncated=truncated,
+        final_obs=final_obs,
+        episode_return=returns,
+        episode_length=lengths,
+    )
+
+
+@patch
+def close(self: TorchPendulum):
+    pass
+
+# %% ../../nbs/envs/01_torch_games.ipynb 21
 def _column(i: int, doc: str) -> property:
     "Column `i` of a pool's `state` table, as a view (so writing to it writes the state)."
     return property(lambda self: self.state[:, i], doc=doc)
@@ -236,7 +323,7 @@ class TorchBreakout:
         self._start_games(torch.arange(M, device=dev))
         return self.render()
 
-# %% ../../nbs/envs/01_torch_games.ipynb 17
+# %% ../../nbs/envs/01_torch_games.ipynb 22
 @patch
 def render(self: TorchBreakout, idx: Optional[torch.Tensor] = None) -> torch.Tensor:
     "The observations `(M, 4, 10, 10)` (uint8) of all envs, or of envs `idx`."
@@ -315,12 +402,12 @@ def step(self: TorchBreakout, actions: torch.Tensor) -> PoolStep:
         episode_length=lengths,
     )
 
-# %% ../../nbs/envs/01_torch_games.ipynb 18
+# %% ../../nbs/envs/01_torch_games.ipynb 23
 @patch
 def close(self: TorchBreakout):
     pass
 
-# %% ../../nbs/envs/01_torch_games.ipynb 24
+# %% ../../nbs/envs/01_torch_games.ipynb 29
 class _ScriptedDraws:
     "Stands in for a MinAtar env's numpy `RandomState`: hands it the draws the torch pool made."
 
@@ -370,7 +457,7 @@ def _channel_order(ref) -> tuple[dict, list]:
         order[c] = ref.env.channels[name]
     return channels, order
 
-# %% ../../nbs/envs/01_torch_games.ipynb 26
+# %% ../../nbs/envs/01_torch_games.ipynb 31
 def _restart_ref(pool: TorchBreakout, refs: list, draws: list, i: int) -> None:
     "Restart reference game `i` where the pool's new game of env `i` starts."
     draws[i].side = int(pool.ball_x[i] == 9)
@@ -418,7 +505,7 @@ def _count_step(counts: dict, out, rewards: tuple, bricks_before: torch.Tensor, 
         ).sum()
     )
 
-# %% ../../nbs/envs/01_torch_games.ipynb 28
+# %% ../../nbs/envs/01_torch_games.ipynb 33
 def minatar_lockstep(
     pool: TorchBreakout, policy: Callable, steps: int, seeds: Optional[Sequence[int]] = None
 ) -> dict:
@@ -481,7 +568,7 @@ def minatar_lockstep(
         obs = out.obs
     return counts
 
-# %% ../../nbs/envs/01_torch_games.ipynb 38
+# %% ../../nbs/envs/01_torch_games.ipynb 43
 class TorchStatelessCartPole(TorchCartPole):
     """`TorchCartPole` observed as `(cart position, pole angle)`: gymnasium's
     `StatelessCartPole-v1` (registered by `envs`)."""
@@ -502,7 +589,7 @@ class TorchStatelessCartPole(TorchCartPole):
         s = super().step(actions)
         return dataclasses.replace(s, obs=s.obs[:, self.KEEP], final_obs=s.final_obs[:, self.KEEP])
 
-# %% ../../nbs/envs/01_torch_games.ipynb 41
+# %% ../../nbs/envs/01_torch_games.ipynb 46
 class TorchRepeatPrevious:
     """A batch of `RepeatPrevious-v0` games (POPGym's RepeatPreviousEasy, `k = 4`) stepped as
     tensors, with same-step autoreset."""
@@ -579,7 +666,7 @@ class TorchRepeatPrevious:
     def close(self):
         pass
 
-# %% ../../nbs/envs/01_torch_games.ipynb 44
+# %% ../../nbs/envs/01_torch_games.ipynb 49
 def stacked(cls: type, k: int) -> type:
     """A torch pool class like `cls` whose observations are its last `k` `(k, *obs)`, zeros before
     an episode's first."""
@@ -615,9 +702,10 @@ def stacked(cls: type, k: int) -> type:
     Stacked.__name__ = f"{cls.__name__}Stack{k}"
     return Stacked
 
-# %% ../../nbs/envs/01_torch_games.ipynb 47
+# %% ../../nbs/envs/01_torch_games.ipynb 52
 TORCH_ENVS: dict[str, type] = {
     "CartPole-v1": TorchCartPole,
+    "Pendulum-v1": TorchPendulum,
     "StatelessCartPole-v1": TorchStatelessCartPole,
     "RepeatPrevious-v0": TorchRepeatPrevious,
     "Breakout-MinAtar-v0": TorchBreakout,
