@@ -220,6 +220,19 @@ def test_td3_on_pendulum_beats_random_play_by_more_than_its_noise(tmp_path, ray_
 
 
 @pytest.mark.slow
+def test_sac_on_device_beats_random_play_on_the_torch_pendulum(tmp_path):
+    """The shipped `pendulum-ondevice-sac` (the whole loop on one device: the torch Pendulum, the replay ring, the
+    host's SAC learner) for 8,000 env steps beats random play on gymnasium's Pendulum-v1 by more than five standard
+    errors (the torch Pendulum is gymnasium's step for step: `envs/01_torch_games`), and its rows carry the live
+    update-to-data ratio and the temperature it tuned."""
+    import numpy as np
+    df = _beats_random_pendulum("pendulum-ondevice-sac", tmp_path)
+    assert (df.knob_updates_per_segment.dropna() == 8).all()
+    assert df.alpha.dropna().iloc[-1] < 0.5 < df.alpha.dropna().iloc[0]
+    assert np.isfinite(df.q_mean.dropna()).all()
+
+
+@pytest.mark.slow
 def test_ppo_with_normalised_observations_beats_its_twin_without_on_halfcheetah(tmp_path):
     """The shipped `halfcheetah-ppo` (the Gaussian head, co-located, CleanRL's hyperparameters) cut to 100,000 env
     steps, on two seeds, with and without `env.normalize_obs`: every normalised run ends above every raw one (the mean

@@ -548,6 +548,18 @@ def _loss(self: TD3Learner, batch: dict) -> tuple[torch.Tensor, dict]:
     )
     return loss, stats
 
+
+@patch
+def _extra_state(self: TD3Learner) -> dict:
+    "DQN's (the targets), and the actor's last loss: what rows show until its next step."
+    return dict(super(TD3Learner, self)._extra_state(), last_actor_loss=self.last_actor_loss)
+
+
+@patch
+def _load_extra_state(self: TD3Learner, sd: dict) -> None:
+    super(TD3Learner, self)._load_extra_state(sd)
+    self.last_actor_loss = sd.get("last_actor_loss", 0.0)
+
 # %% ../../nbs/learners/02_algorithms.ipynb 27
 LEARNERS = {
     "ppo": PPOLearner,

@@ -20,6 +20,7 @@ from ..runlog.run_dir import newest_checkpoint
 from .base import Loop, compute_threads
 from ..ondevice.actor_critic import OnDeviceIMPALA, OnDevicePPO
 from ..ondevice.dqn import OnDeviceDQN
+from ..ondevice.continuous import OnDeviceSAC, OnDeviceTD3
 from ..ondevice.r2d2 import OnDeviceR2D2
 from ..runtime import ActorDied
 
@@ -28,7 +29,13 @@ __all__ = ['ONDEVICE', 'DEVICE_KNOBS', 'ondevice_core', 'DeviceTrainer', 'merged
 
 # %% ../../nbs/loops/08_device.ipynb 5
 # algo.name -> its all-on-device learner
-ONDEVICE = {"ppo": OnDevicePPO, "impala": OnDeviceIMPALA, "dqn": OnDeviceDQN}
+ONDEVICE = {
+    "ppo": OnDevicePPO,
+    "impala": OnDeviceIMPALA,
+    "dqn": OnDeviceDQN,
+    "sac": OnDeviceSAC,
+    "td3": OnDeviceTD3,
+}
 
 
 def ondevice_core(cfg: Config) -> type:
@@ -39,9 +46,20 @@ def ondevice_core(cfg: Config) -> type:
 
 
 # live knobs of a job (each algorithm's share)
-DEVICE_KNOBS = ("lr", "ent_coef", "clip_coef", "epochs", "target_update_every")
+DEVICE_KNOBS = (
+    "lr",
+    "ent_coef",
+    "clip_coef",
+    "epochs",
+    "target_update_every",
+    "updates_per_segment",
+    "tau",
+    "alpha",
+    "target_entropy",
+    "exploration_noise",
+)
 
-
+# %% ../../nbs/loops/08_device.ipynb 6
 class DeviceTrainer:
     """The all-on-device loop of `ondevice/00_actor_critic` (`OnDevicePPO`, `OnDeviceIMPALA` or `OnDeviceDQN`, by
     `algo.name`) as the
@@ -107,7 +125,7 @@ class DeviceTrainer:
             self.delay_s = float(delay_s)
         return self.core.set_knobs(**knobs) if knobs else dict(self.core.knobs)
 
-# %% ../../nbs/loops/08_device.ipynb 6
+# %% ../../nbs/loops/08_device.ipynb 7
 @patch
 def step(self: DeviceTrainer, version_floor: int = 0) -> dict:
     "One rollout and (if clean) one update: the update's info, with the rollout as `produced`."
@@ -151,7 +169,7 @@ def step(self: DeviceTrainer, version_floor: int = 0) -> dict:
         **core.opt.skip_counts(),
     )
 
-# %% ../../nbs/loops/08_device.ipynb 9
+# %% ../../nbs/loops/08_device.ipynb 10
 def merged(infos: list[dict]) -> dict:
     """One update of a data-parallel group as the job folds it in: every member's trained segments,
     episodes and lags,
@@ -167,7 +185,24 @@ def merged(infos: list[dict]) -> dict:
         version_lags=[l for i in infos for l in i["version_lags"]],
     )
 
-# %% ../../nbs/loops/08_device.ipynb 10
+# %% ../../nbs/loops/08_device.ipynb 11
+def _continuous_problems(cfg: Config) -> list[str]:
+    "What the on-device SAC and TD3 cannot run in this version: a learner group, prioritized replay."
+    out, t = [], cfg.topology
+    if cfg.algo.name in ("sac", "td3") and t.num_learners > 1:
+        out.append(
+            f"topology.num_learners = {t.num_learners} with algo.name = {cfg.algo.name!r}: "
+            "the on-device SAC and TD3 train one learner in this version; set "
+            "topology.num_learners=1."
+        )
+    if cfg.algo.name in ("sac", "td3") and cfg.replay.kind == "prioritized":
+        out.append(
+            f"replay.kind = 'prioritized': the on-device {cfg.algo.name.upper()}'s replay ring "
+            "samples uniformly; set replay.kind=uniform."
+        )
+    return out
+
+# %% ../../nbs/loops/08_device.ipynb 13
 class DeviceLoop(Loop):
     """The all-on-device loop (`topology.mode: on-device`): one component, a `DeviceTrainer`, holds
     the torch env pool,
@@ -212,6 +247,7 @@ class DeviceLoop(Loop):
                 f"group are not available yet "
                 f"in this version; leave run.faults empty, or use topology.num_learners=1."
             )
+        out += _continuous_problems(cfg)
         if cfg.algo.name == "dqn" and cfg.algo.rnn == "none" and cfg.replay.kind == "prioritized":
             out.append(
                 "replay.kind = 'prioritized': the on-device DQN's replay ring samples uniformly "
@@ -244,7 +280,7 @@ class DeviceLoop(Loop):
 def live_knobs(cls: DeviceLoop, cfg: Config, learner_knobs: tuple) -> dict:
     return {k: getattr(cfg.algo, k) for k in learner_knobs if k in ondevice_core(cfg).KNOBS}
 
-# %% ../../nbs/loops/08_device.ipynb 11
+# %% ../../nbs/loops/08_device.ipynb 14
 @patch
 def spawn(self: DeviceLoop, spaces, checkpoint_dir, force, gpus) -> None:
     """One trainer; or `topology.num_learners` of them (one GPU each on cuda), joined in one

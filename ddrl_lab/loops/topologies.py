@@ -221,11 +221,17 @@ def _made_env_problems(cfg: Config) -> list[str]:
         made = f"env.id = {env.id!r}" + (f" with env.kwargs = {env.kwargs}" if env.kwargs else "")
         return [f"{made}: the env could not be made ({type(e).__name__}: {e})."]
     problems = space_problems(*spaces, algo=cfg.algo.name)
-    if isinstance(spaces[1], gym.spaces.Box) and cfg.topology.mode not in BOX_MODES:
+    # (on-device, SAC and TD3 act in a Box too)
+    on_device_box = cfg.topology.mode == "on-device" and cfg.algo.name in ("sac", "td3")
+    if (
+        isinstance(spaces[1], gym.spaces.Box)
+        and cfg.topology.mode not in BOX_MODES
+        and not on_device_box
+    ):
         problems.append(
             f"topology.mode = {cfg.topology.mode!r} with a Box of actions (the env's "
             f"{spaces[1]}) is not available yet: continuous control runs "
-            f"{' or '.join(map(repr, BOX_MODES))} in this version."
+            f"{' or '.join(map(repr, BOX_MODES))} in this version (and 'on-device' with sac or td3)."
         )
     if isinstance(spaces[1], gym.spaces.MultiDiscrete) and cfg.topology.mode not in BOX_MODES:
         problems.append(

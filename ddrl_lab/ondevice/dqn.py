@@ -29,7 +29,9 @@ class OnDeviceDQN(OnDeviceLoop):
     on one device:
     each rollout's transitions go into a ring of device tensors, and the learner samples it
     uniformly. The acting loop, the target network and the optimizer step are R2D2's too
-    (`OnDeviceR2D2`), which replaces the ring (`_make_replay`, `_remember`, `_forget`) and the update."""
+    (`OnDeviceR2D2`), which replaces the ring (`_make_replay`, `_remember`, `_forget`) and the update;
+    the rollout buffers, the ring and the acting loop are SAC's and TD3's (`OnDeviceSAC`), which replace
+    the networks (`_make_networks`), the action (`_act`) and the update."""
 
     ALGO, PRESET = "dqn", "cartpole-ondevice-dqn"
     KNOBS = (
@@ -41,20 +43,15 @@ class OnDeviceDQN(OnDeviceLoop):
         "max_grad_norm",
     )
     COUNTERS = OnDeviceLoop.COUNTERS + ("r_pos", "r_size", "synced_at")
+    ACTION_DTYPE = torch.int64  # (SAC's and TD3's: float32)
     RING = ("r_obs", "r_boot", "r_actions", "r_returns", "r_discounts")
 
     def __init__(self, cfg=None, overrides=None, num_threads: Optional[int] = 1, rank: int = 0):
         super().__init__(cfg, overrides, num_threads, rank)
         cfg, dev = self.cfg, self.device
-        algo, M, T = cfg.algo, cfg.env.num_envs, cfg.algo.segment_length
+        M, T = cfg.env.num_envs, cfg.algo.segment_length
         obs_space, act_space = self.pool.single_observation_space, self.pool.single_action_space
-        self.net = make_policy(
-            cfg, obs_space, act_space, self.numerics.channels_last, dev, cfg.run.seed
-        )
-        self.target_net = copy.deepcopy(self.net).requires_grad_(False)
-        self.flat, self.grad = flat_parameters(self.net)
-        self.opt = make_optimizer(self.flat, self.grad, algo)
-        self.num_actions = int(act_space.n)
+        self._make_networks(obs_space, act_space)
         # the Q network's memory of the pool's envs (zero-width for a feed-forward one)
         self.recurrent = self.net.state_size > 0
         self.memory = EnvStates(self.net, M)
@@ -64,7 +61,9 @@ class OnDeviceDQN(OnDeviceLoop):
         # this rollout, (T, M, ...); a recurrent network's state before each step, and `first`
         self.b_obs = z(self.obs.dtype, obs_space.shape)
         self.b_final_obs = z(self.obs.dtype, obs_space.shape)
-        self.b_actions, self.b_rewards, self.b_ep_return = z(torch.int64), z(), z()
+        # (an action: an index for Discrete, a vector for a Box)
+        self.b_actions = z(self.ACTION_DTYPE, act_space.shape)
+        self.b_rewards, self.b_ep_return = z(), z()
         self.b_terminated, self.b_truncated = z(torch.bool), z(torch.bool)
         self.b_first = z(torch.bool)
         self.b_state = z(torch.float32, (self.net.state_size,))
@@ -72,17 +71,30 @@ class OnDeviceDQN(OnDeviceLoop):
         # optimizer step of the last target sync
         self.synced_at = 0
 
+    def _make_networks(self, obs_space, act_space) -> None:
+        "The Q network, its target, the flat parameters and the optimizer."
+        cfg = self.cfg
+        self.net = make_policy(
+            cfg, obs_space, act_space, self.numerics.channels_last, self.device, cfg.run.seed
+        )
+        self.target_net = copy.deepcopy(self.net).requires_grad_(False)
+        self.flat, self.grad = flat_parameters(self.net)
+        self.opt = make_optimizer(self.flat, self.grad, cfg.algo)
+        self.num_actions = int(act_space.n)
+
 # %% ../../nbs/ondevice/01_dqn.ipynb 7
 @patch
 def _make_replay(self: OnDeviceDQN) -> None:
     "The ring: n-step items in `replay.capacity` slots."
     shape, dev = self.pool.single_observation_space.shape, self.device
+    act_shape = self.pool.single_action_space.shape
     z = lambda dtype=torch.float32, shape=(): torch.zeros(
         (self.cfg.replay.capacity, *shape), dtype=dtype, device=dev
     )
     self.capacity = self.cfg.replay.capacity
     self.r_obs, self.r_boot = z(self.obs.dtype, shape), z(self.obs.dtype, shape)
-    self.r_actions, self.r_returns, self.r_discounts = z(torch.int64), z(), z()
+    self.r_actions = z(self.ACTION_DTYPE, act_shape)
+    self.r_returns, self.r_discounts = z(), z()
     self.r_pos = self.r_size = 0
 
 
@@ -96,11 +108,23 @@ def epsilon(self: OnDeviceDQN) -> float:
 
 
 @patch
+def _act(
+    self: OnDeviceDQN, obs: torch.Tensor, state: torch.Tensor, first: torch.Tensor, eps: float
+) -> tuple[torch.Tensor, torch.Tensor]:
+    "Epsilon-greedy actions `(M,)` of the Q network at `obs`, and its next state."
+    M = len(obs)
+    q, _, state = self.net.step(obs, state, first)
+    explore = torch.rand(M, generator=self.gen, device=self.device) < eps
+    random_actions = torch.randint(self.num_actions, (M,), generator=self.gen, device=self.device)
+    return torch.where(explore, random_actions, q.argmax(-1)), state
+
+
+@patch
 @torch.no_grad()
 def rollout(self: OnDeviceDQN) -> dict:
     """Step the pool `segment_length` times epsilon-greedily, then put the rollout into replay
     (`_remember`)."""
-    t0, T, M = time.perf_counter(), self.cfg.algo.segment_length, self.cfg.env.num_envs
+    t0, T = time.perf_counter(), self.cfg.algo.segment_length
     eps, obs = self.epsilon(), self.obs
     state, first = self.memory.state, self.memory.first
     for t in range(T):
@@ -108,13 +132,7 @@ def rollout(self: OnDeviceDQN) -> dict:
         if self.recurrent:  # the state before the step (a sequence's h0), and `first`
             self.b_state[t] = state.masked_fill(first[:, None], 0.0)
             self.b_first[t] = first
-        q, _, state = self.net.step(obs, state, first)
-        explore = torch.rand(M, generator=self.gen, device=self.device) < eps
-        actions = torch.where(
-            explore,
-            torch.randint(self.num_actions, (M,), generator=self.gen, device=self.device),
-            q.argmax(-1),
-        )
+        actions, state = self._act(obs, state, first, eps)
         s = self._step(actions)
         self.b_actions[t], self.b_rewards[t] = actions, s.reward
         self.b_terminated[t], self.b_truncated[t] = s.terminated, s.truncated
@@ -147,7 +165,8 @@ def _remember(self: OnDeviceDQN, last_obs: torch.Tensor) -> None:
         self.b_rewards,
         self.b_terminated,
         self.b_truncated,
-        self.knobs["gamma"],
+        # (a live knob of DQN's; SAC's and TD3's discount is the config's)
+        self.knobs.get("gamma", self.cfg.algo.gamma),
         self.cfg.algo.n_step,
     )
     T, M = returns.shape
@@ -163,7 +182,7 @@ def _remember(self: OnDeviceDQN, last_obs: torch.Tensor) -> None:
     idx = (self.r_pos + torch.arange(n, device=self.device)) % self.capacity
     self.r_obs[idx], self.r_boot[idx] = self.b_obs.flatten(0, 1), boot.flatten(0, 1)
     self.r_actions[idx], self.r_returns[idx], self.r_discounts[idx] = (
-        self.b_actions.view(-1),
+        self.b_actions.flatten(0, 1),
         returns.view(-1),
         discounts.view(-1),
     )
@@ -238,14 +257,12 @@ def trained_network(self: OnDeviceDQN) -> torch.nn.Module:
 
 @patch
 def _own_state(self: OnDeviceDQN) -> dict:
-    """Both networks, the envs' recurrent state and the replay ring (its filled part: a
-    resumed run samples the same items)."""
-    n = self.r_size
+    "Both networks, the envs' recurrent state and the replay ring."
     return dict(
         model={k: v.detach().clone() for k, v in self.net.state_dict().items()},
         target=self.target_net.state_dict(),
         memory=self.memory.state_dict(),
-        ring={k: getattr(self, k)[:n].clone() for k in self.RING},
+        ring=self._ring_state(),
     )
 
 
@@ -255,5 +272,16 @@ def _load_own(self: OnDeviceDQN, sd: dict) -> None:
     self.target_net.load_state_dict(sd["target"])
     if "memory" in sd:  # (a checkpoint from before recurrent policies has none)
         self.memory.load_state_dict(sd["memory"])
-    for k, v in sd["ring"].items():
+    self._load_ring(sd["ring"])
+
+
+@patch
+def _ring_state(self: OnDeviceDQN) -> dict:
+    "The filled part of the replay ring (a resumed run samples the same items)."
+    return {k: getattr(self, k)[: self.r_size].clone() for k in self.RING}
+
+
+@patch
+def _load_ring(self: OnDeviceDQN, ring: dict) -> None:
+    for k, v in ring.items():
         getattr(self, k)[: len(v)] = v.to(self.device)
