@@ -63,6 +63,8 @@ class Scale:
     cores: Optional[int] = None  # CPU cores workers, learner and driver share (None: one each)
     shards: int = 1  # replay shards
     learners: int = 1  # learners on the parameter plane
+    collective: str = "allreduce"  # how they average a gradient (`sync.collective`)
+    group_size: int = 1  # hierarchical: members per group (`sync.group_size`)
 
 
 @dataclasses.dataclass

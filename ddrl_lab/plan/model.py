@@ -22,8 +22,8 @@ from .sim import CentralSpec, ChannelSpec, ReplaySpec, simulate
 
 # %% auto 0
 __all__ = ['CALIBRATED', 'WORKERS_EXPECTED', 'COUNT_KEYS', 'PREDICTED', 'calibrated_keys', 'Calibration', 'network_of',
-           'worker_counts', 'check_plan', 'planned', 'spec_for', 'own_topology', 'ray_cpu_s', 'refusal',
-           'fewest_workers', 'plan']
+           'worker_counts', 'check_plan', 'planned', 'spec_for', 'own_topology', 'collective_of', 'ray_cpu_s',
+           'refusal', 'fewest_workers', 'plan']
 
 # %% ../../nbs/plan/05_model.ipynb 6
 CALIBRATED = (
@@ -146,13 +146,18 @@ def own_topology(cfg: Config) -> str:
     return name if name in planned(cfg) else planned(cfg)[0]
 
 
+def collective_of(cfg: Config) -> dict:
+    "How `cfg`'s learners average a gradient, as `Scale` takes it (`sync.collective`, `sync.group_size`)."
+    return dict(collective=cfg.sync.collective, group_size=cfg.sync.group_size)
+
+
 def ray_cpu_s(cfg: Config, costs: Costs, machine_s: float, workers: int = 1) -> float:
     """The runtime's own CPU per segment (`Costs.ray_cpu_s`): what the whole machine spent per
     segment while `cfg` ran with `workers` workers (`machine_s`, `driver_run`) less what the model
     computes for as many (its own topology at that count, each part on a core of its own)."""
     topology = own_topology(cfg)
     learners = cfg.topology.num_learners if topology == "plane" else 1
-    scale = Scale(workers, learners=learners, shards=cfg.replay.shards)
+    scale = Scale(workers, learners=learners, shards=cfg.replay.shards, **collective_of(cfg))
     p = simulate(topology, costs, scale, spec_for(cfg, topology, workers))
     modelled = p.cores_busy * costs.steps_per_segment / max(p.env_steps_per_s, 1e-9)
     return float(max(machine_s - modelled, 0.0))  # (a plain float in the calibration's file)
@@ -211,7 +216,14 @@ def plan(
                 )
                 continue
             learners = {"plane": cfg.topology.num_learners, "on-device": n}.get(topology, 1)
-            scale = Scale(n, net, cores=cores, shards=cfg.replay.shards, learners=learners)
+            scale = Scale(
+                n,
+                net,
+                cores=cores,
+                shards=cfg.replay.shards,
+                learners=learners,
+                **collective_of(cfg),
+            )
             p = simulate(topology, calibration.costs, scale, spec_for(cfg, topology, n))
             rows.append(
                 dict(

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections import deque
 from typing import Optional
 
@@ -13,7 +14,7 @@ from .books import Books, Costs
 from .engine import Link, Network, Signal, Sim, alarm
 
 # %% auto 0
-__all__ = ['PlaneSpec', 'ring_s', 'plane_sync', 'plane_pipelined', 'plane', 'device']
+__all__ = ['PlaneSpec', 'ring_s', 'allgather_s', 'tree_s', 'collective_s', 'plane_sync', 'plane_pipelined', 'plane', 'device']
 
 # %% ../../nbs/plan/03_plane.ipynb 5
 @dataclasses.dataclass
@@ -39,7 +40,40 @@ def ring_s(nbytes: int, learners: int, net: Network) -> float:
         return 0.0
     return 2 * (L - 1) * (net.latency_s + nbytes / L / net.bytes_per_s)
 
-# %% ../../nbs/plan/03_plane.ipynb 8
+
+def allgather_s(nbytes: int, learners: int, net: Network) -> float:
+    """One ring all-gather of every member's whole `nbytes` (`GroupMean`'s `allgather`: each member
+    then sums the `L` copies itself): `L - 1` steps, each a latency and the whole `nbytes` on every
+    learner's own link at once."""
+    L = learners
+    if L < 2:
+        return 0.0
+    return (L - 1) * (net.latency_s + nbytes / net.bytes_per_s)
+
+
+def tree_s(nbytes: int, members: int, net: Network) -> float:
+    """One reduce to a group's leader, or one broadcast from it, along a binomial tree: `⌈log2 m⌉`
+    rounds, each a latency and the whole `nbytes`."""
+    if members < 2:
+        return 0.0
+    return math.ceil(math.log2(members)) * (net.latency_s + nbytes / net.bytes_per_s)
+
+
+def collective_s(
+    nbytes: int, learners: int, net: Network, collective: str = "allreduce", group_size: int = 1
+) -> float:
+    """One average of `nbytes` among `learners` by `sync.collective`: a ring all-reduce
+    (`ring_s`), an all-gather (`allgather_s`), or `hierarchical` (`GroupMean`'s three phases: a
+    reduce into each group of `group_size`, a ring all-reduce among the `learners / group_size`
+    leaders, a broadcast back into each group)."""
+    if collective == "allgather":
+        return allgather_s(nbytes, learners, net)
+    if collective == "hierarchical":
+        leaders = max(1, learners // group_size)
+        return 2 * tree_s(nbytes, group_size, net) + ring_s(nbytes, leaders, net)
+    return ring_s(nbytes, learners, net)
+
+# %% ../../nbs/plan/03_plane.ipynb 10
 def _sample(books: Books, i: int, weights: bool = True):
     "Worker `i` makes a segment (the weights sent first when `weights`): `yield from` it."
     c = books.costs
@@ -66,11 +100,12 @@ def _learner_call(books: Books, link: Link, lags: list, steps: int, weights: boo
 
 
 def _ring(books: Books, rings: float = 1.0):
-    """`rings` all-reduces of a gradient among the learners, each ring step slower by the collective
-    library's own `Costs.ring_step_s`: `yield from` it."""
+    """`rings` averages of a gradient among the learners by `Scale.collective`, each step slower by
+    the collective library's own `Costs.ring_step_s`: `yield from` it."""
     c, net = books.costs, books.scale.network
     slower = Network(net.latency_s + c.ring_step_s, net.bytes_per_s)
-    took = rings * ring_s(c.weight_bytes, books.scale.learners, slower)
+    s = books.scale
+    took = rings * collective_s(c.weight_bytes, s.learners, slower, s.collective, s.group_size)
     books.ring_s += took
     yield took
     return took
@@ -97,7 +132,7 @@ def _all(sim: Sim, gens: list):
     if gens:
         yield done
 
-# %% ../../nbs/plan/03_plane.ipynb 10
+# %% ../../nbs/plan/03_plane.ipynb 12
 def plane_sync(sim: Sim, books: Books, spec: PlaneSpec, links: list):
     "`PlaneSyncLoop` as a process: one round at a time."
     c, n, L = books.costs, books.scale.workers, books.scale.learners
@@ -119,7 +154,7 @@ def plane_sync(sim: Sim, books: Books, spec: PlaneSpec, links: list):
         yield c.call_s  # the new weights' reference
         books.version += 1
 
-# %% ../../nbs/plan/03_plane.ipynb 12
+# %% ../../nbs/plan/03_plane.ipynb 14
 def plane_pipelined(sim: Sim, books: Books, spec: PlaneSpec, links: list):
     "`PipelinedLoop` as processes: the workers, the learners' calls, the driver."
     c, n, L = books.costs, books.scale.workers, books.scale.learners
@@ -191,7 +226,7 @@ def plane_pipelined(sim: Sim, books: Books, spec: PlaneSpec, links: list):
 
     sim.process(driver())
 
-# %% ../../nbs/plan/03_plane.ipynb 13
+# %% ../../nbs/plan/03_plane.ipynb 15
 def plane(sim: Sim, books: Books, spec: PlaneSpec) -> None:
     "The parameter plane (`loops/plane.py`): the barrier over learners, or pipelined."
     books.inn_carries = "gradients"  # the server's incoming link
@@ -201,7 +236,7 @@ def plane(sim: Sim, books: Books, spec: PlaneSpec) -> None:
     else:
         plane_pipelined(sim, books, spec, links)
 
-# %% ../../nbs/plan/03_plane.ipynb 23
+# %% ../../nbs/plan/03_plane.ipynb 25
 def device(sim: Sim, books: Books):
     "`DeviceLoop` as a process: every member rolls out, then they update in lockstep."
     c, D = books.costs, books.scale.workers
