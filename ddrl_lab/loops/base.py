@@ -181,7 +181,7 @@ def figures(self: Ledger, write_failures: int) -> dict:
         trained_segments=b["trained"],
         dropped_stale=b["dropped_stale"],
         dropped_segments=b["dropped_stale"] + b["dropped_stop"],
-        lost_segments=b["lost_in_flight"] + b["lost_with_learner"],
+        lost_segments=b["lost_in_flight"] + b["lost_with_learner"] + b["net_lost"],
         learner_restarts=b["learner_restarts"],
         checkpoint_failures=b["checkpoint_failures"],
         metrics_write_failures=write_failures,
@@ -228,7 +228,9 @@ class LoopHost(Protocol):
     run_dir: Optional[Path]
     meta: dict  # meta.json's records: a loop adds its own (replay shards, learner rebuilds, snapshot errors)
     call_times: Any  # histograms of calls (`CallTimes`: inference latency, weight syncs)
-    resume_state: Optional[dict]  # the stopped run a resumed job continues (its checkpoint's `driver` part)
+    resume_state: Optional[
+        dict
+    ]  # the stopped run a resumed job continues (its checkpoint's `driver` part)
 
     def running(self) -> bool:
         "Whether the loop should go on (no stop asked, no budget reached)."
@@ -238,7 +240,6 @@ class LoopHost(Protocol):
 
     def apply_knobs(self) -> None:
         "Apply the knob changes and drills queued since the last call (from the loop's thread)."
-
 
 # %% ../../nbs/loops/02_base.ipynb 13
 class Loop:
@@ -258,6 +259,8 @@ class Loop:
     uses_channel = False
     # whether its segments and weights travel through `links` (the network drills)
     shapes_network = False
+    # whether its segments cross a transport that can lose, duplicate and reorder them (`net_loss`...)
+    loses_messages = False
     falls_back = False  # whether it runs `sync.fallback` (loops.fallback)
     # whether sync.mode and sync.aggregation shape this loop (the topology chooser collapses them where not)
     reads_sync = True
@@ -312,7 +315,7 @@ class Loop:
     def rt(self):
         return self.host.runtime
 
-
+# %% ../../nbs/loops/02_base.ipynb 14
 @patch
 # -- spawn, run, report
 # --------------------------------------------------------------------------
@@ -321,7 +324,7 @@ def spawn(self: Loop, spaces: tuple, checkpoint_dir: str, force: bool, gpus: int
     `gpus`: per computing learner)."""
     raise NotImplementedError
 
-# %% ../../nbs/loops/02_base.ipynb 14
+# %% ../../nbs/loops/02_base.ipynb 15
 @patch
 def colocated_threads(self: Loop, spaces) -> dict:
     """torch threads of a co-located job's components (all in this one process; torch's count is
@@ -398,7 +401,7 @@ def runner_states(self: Loop) -> bool:
 def snapshot(self: Loop) -> None:
     pass
 
-# %% ../../nbs/loops/02_base.ipynb 15
+# %% ../../nbs/loops/02_base.ipynb 16
 @patch
 def finish_meta(self: Loop) -> dict:
     return {}  # what this loop adds to meta.json at the end
@@ -476,7 +479,7 @@ def resize(self: Loop, n: int) -> None:
 def disk_full(self: Loop, seconds: float) -> None:
     "What the `disk_full` drill reaches besides the run directory (a loop with replay: its cold tiers)."
 
-# %% ../../nbs/loops/02_base.ipynb 16
+# %% ../../nbs/loops/02_base.ipynb 17
 @patch
 def strike(self: Loop, fault: str, index: int, seconds: float) -> None:
     """Fault drill `fault` on component `index` of this loop (checked by `drill_problem` first;

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 from fastcore.basics import patch
 
 from ..data.channel import Channel
@@ -15,7 +16,7 @@ from ..config.schema import Config
 from .base import Loop, LoopHost
 from ..runtime import ActorDied
 from .fallback import StalenessFallback
-from .network import Transit
+from .network import Receiver, Transit
 
 # %% auto 0
 __all__ = ['ChannelLoop']
@@ -33,6 +34,7 @@ class ChannelLoop(Loop):
     name = "channel"
     uses_channel = True
     shapes_network = True
+    loses_messages = True
     falls_back = True
 
     @classmethod
@@ -60,6 +62,9 @@ class ChannelLoop(Loop):
         self.codec = get_codec(c.codec)
         self.fallback = StalenessFallback(s.fallback, s.max_staleness, s.fallback_rows)
         self.arrival_lags: list = []  # of the segments that reached the learner since the last row
+        # the learner's end of the wire (each segment taken once), and the transport drills' draws
+        self.receiver = Receiver()
+        self.net_rng = np.random.default_rng(self.config.run.seed)
 
 # %% ../../nbs/loops/04_channel.ipynb 5
 @patch
@@ -79,6 +84,12 @@ def spawn(self: ChannelLoop, spaces, checkpoint_dir, force, gpus) -> None:
 @patch
 def row(self: ChannelLoop) -> dict:
     out = {k: v for k, v in self.channel.metrics().items() if not k.startswith("knob_")}
+    if self.links.transport_drilled:  # what the transport drills did, from the first one on
+        out |= dict(
+            net_lost_segments=self.ledger.books["net_lost"],
+            net_duplicates=self.receiver.duplicates,
+            net_reordered=self.receiver.reordered,
+        )
     fb = self.fallback
     fb.set(self.knobs["fallback"], self.knobs["max_staleness"])  # (both live knobs)
     fb.observe(self.arrival_lags)
@@ -148,8 +159,23 @@ def _take_segments(self: ChannelLoop, done: set, pending: dict, held: dict, wire
         led.produced(meta)
         if "rejected" in meta:
             ch.release()
-        else:
-            wire.send((seg, meta["nbytes"]), self.links.transit_s(i, meta["nbytes"]))
+            continue
+        # what the wire does to it: one copy, two (net_duplicate), none (net_loss: gone, counted)
+        trips = self.links.deliveries(i, meta["nbytes"], self.net_rng)
+        if not trips:
+            led.count("net_lost")
+            ch.release()
+        sender = (i, meta["incarnation"])
+        for seconds in trips:
+            wire.send((seg, meta["nbytes"], sender, meta["seq"]), seconds)
+
+
+@patch
+def _arrivals(self: ChannelLoop, wire: Transit) -> None:
+    "The segments the wire delivers now into the channel, each once (`Receiver`: a copy is dropped)."
+    for seg, nbytes, sender, number in wire.arrived():
+        if self.receiver.take(sender, number):
+            self.channel.put(seg, nbytes, reserved=True)
 
 
 @patch
@@ -192,7 +218,8 @@ def _stop_run(self: ChannelLoop, update, n_batch: int, pending: dict, wire: Tran
         except ActorDied:
             led.lost_with_learner(n_batch)
     in_flight = len(pending)
-    on_wire = [seg for seg, _ in wire.drain()]
+    # (a message on the wire twice, or a copy of one taken, is one segment)
+    on_wire = [seg for seg, _, sender, k in wire.drain() if self.receiver.take(sender, k)]
     dropped = [seg for _, seg in self.wind_down(pending)] + on_wire + ch.drain("stop")
     led.dropped_at_stop(len(dropped))
     ch.release(in_flight + len(on_wire))  # their reserved places
@@ -225,8 +252,7 @@ def run(self: ChannelLoop) -> None:
         # woken by the first segment or update to finish
         self._take_segments(done, pending, held, wire)
         # (without a drill, a segment arrives as it is sent)
-        for seg, nbytes in wire.arrived():
-            ch.put(seg, nbytes, reserved=True)
+        self._arrivals(wire)
         # nothing in flight: the weights or segments are on the wire; wait a little, not spin
         if not pending and update is None:
             time.sleep(0.002)

@@ -10,12 +10,16 @@ import itertools
 import time
 from typing import Any, Optional
 
+from fastcore.basics import patch
+
 # %% auto 0
-__all__ = ['ALL_WORKERS', 'NET_FAULTS', 'Links', 'nbytes_of', 'Transit']
+__all__ = ['ALL_WORKERS', 'TRANSPORT_FAULTS', 'NET_FAULTS', 'Links', 'nbytes_of', 'Transit', 'Receiver']
 
 # %% ../../nbs/loops/00_network.ipynb 3
 ALL_WORKERS = -1  # a network drill's worker index for "every worker"
-NET_FAULTS = ("net_delay", "net_bandwidth")
+# the drills on the transport: what a message's trip does to it (`Links.deliveries`)
+TRANSPORT_FAULTS = ("net_loss", "net_duplicate", "net_reorder")
+NET_FAULTS = ("net_delay", "net_bandwidth") + TRANSPORT_FAULTS
 
 
 class Links:
@@ -26,16 +30,29 @@ class Links:
         self.clock = clock
         self.delay: dict = {}  # worker -> (seconds each way, until)
         self.bandwidth: dict = {}  # worker -> (bytes per second, until)
+        self.loss: dict = {}  # worker -> (fraction of messages dropped, until)
+        self.duplicate: dict = {}  # worker -> (fraction of messages delivered twice, until)
+        self.jitter: dict = {}  # worker -> (most seconds a message is held at random, until)
 
     def shape(
-        self, worker: int, for_s: float, delay_s: Optional[float] = None, bytes_per_s=None
+        self,
+        worker: int,
+        for_s: float,
+        delay_s: Optional[float] = None,
+        bytes_per_s=None,
+        loss: Optional[float] = None,
+        duplicate: Optional[float] = None,
+        jitter_s: Optional[float] = None,
     ) -> None:
-        "From now for `for_s` seconds: `delay_s` more latency, or at most `bytes_per_s`."
+        """From now for `for_s` seconds: `delay_s` more latency, at most `bytes_per_s`, a `loss` or
+        `duplicate` fraction of messages, or up to `jitter_s` seconds more at random (reordering)."""
         until = self.clock() + for_s
-        if delay_s is not None:
-            self.delay[worker] = (float(delay_s), until)
-        if bytes_per_s is not None:
-            self.bandwidth[worker] = (float(bytes_per_s), until)
+        rules = dict(
+            delay=delay_s, bandwidth=bytes_per_s, loss=loss, duplicate=duplicate, jitter=jitter_s
+        )
+        for name, value in rules.items():
+            if value is not None:
+                getattr(self, name)[worker] = (float(value), until)
 
     def _now(self, rules: dict, worker: int) -> list:
         "The values of `rules` in force for `worker` now (its own and the all-workers one)."
@@ -52,9 +69,29 @@ class Links:
     def shaped(self) -> bool:
         "Whether any drill is in force now."
         now = self.clock()
-        return any(now < until for _, until in [*self.delay.values(), *self.bandwidth.values()])
+        rules = [self.delay, self.bandwidth, self.loss, self.duplicate, self.jitter]
+        return any(now < until for rule in rules for _, until in rule.values())
+
+# %% ../../nbs/loops/00_network.ipynb 4
+@patch(as_prop=True)
+def transport_drilled(self: Links) -> bool:
+    "Whether a transport drill (`net_loss`, `net_duplicate`, `net_reorder`) was ever set."
+    return bool(self.loss or self.duplicate or self.jitter)
 
 
+@patch
+def deliveries(self: Links, worker: int, nbytes: float, rng) -> list:
+    """The transit seconds of each copy of a message from `worker` that arrives: none when the
+    `net_loss` drill drops it, two under `net_duplicate`, each later by a uniform draw of
+    up to `net_reorder`'s seconds (so messages overtake one another)."""
+    base = self.transit_s(worker, nbytes)
+    if rng.random() < max(self._now(self.loss, worker), default=0.0):
+        return []
+    copies = 2 if rng.random() < max(self._now(self.duplicate, worker), default=0.0) else 1
+    jitter = max(self._now(self.jitter, worker), default=0.0)
+    return [base + (rng.uniform(0.0, jitter) if jitter else 0.0) for _ in range(copies)]
+
+# %% ../../nbs/loops/00_network.ipynb 5
 def nbytes_of(obj) -> int:
     "The bytes of the arrays in `obj` (nested dicts, lists and tuples of arrays and tensors)."
     if hasattr(obj, "nbytes"):
@@ -92,3 +129,30 @@ class Transit:
 
     def __len__(self) -> int:
         return len(self._heap)
+
+# %% ../../nbs/loops/00_network.ipynb 9
+class Receiver:
+    """The learner's end of the wire: takes each message once by its id (`sender`, `number`) and
+    counts the `duplicates` it dropped and the arrivals `reordered` (a lower number than one already
+    taken from the same sender). Numbers more than `window` below a sender's highest are forgotten."""
+
+    def __init__(self, window: int = 4096):
+        self.window = window
+        self.seen: dict = {}  # sender -> the numbers taken (within the window)
+        self.highest: dict = {}  # sender -> the highest number taken
+        self.duplicates = self.reordered = 0
+
+    def take(self, sender, number: int) -> bool:
+        "Whether the message is new (False: a copy of one already taken, dropped and counted)."
+        seen = self.seen.setdefault(sender, set())
+        if number in seen:
+            self.duplicates += 1
+            return False
+        seen.add(number)
+        highest = self.highest.get(sender, -1)
+        if number < highest:
+            self.reordered += 1
+        self.highest[sender] = max(highest, number)
+        if len(seen) > 2 * self.window:
+            self.seen[sender] = {k for k in seen if k > self.highest[sender] - self.window}
+        return True

@@ -19,7 +19,7 @@ from .central import CentralLoop
 from .channel import ChannelLoop
 from .device import DeviceLoop
 from .plane import HybridLoop, PipelinedLoop, PlaneSyncLoop, is_plane
-from .network import ALL_WORKERS, NET_FAULTS
+from .network import ALL_WORKERS, NET_FAULTS, TRANSPORT_FAULTS
 from .replay import ReplayLoop
 from ..nn.models import space_problems
 from ..envs.pools import env_problems, env_spaces
@@ -27,9 +27,9 @@ from ..runtime import env_modules, make_runtime
 
 # %% auto 0
 __all__ = ['LOOPS', 'IMPLEMENTED', 'FAULT_NAMES', 'NET_DRILL_S', 'DRILL_TARGETS', 'CHANNEL_KEYS', 'BOX_MODES', 'KNOB_KEYS',
-           'loop_for', 'parse_fault', 'network_drill_problem', 'drill_problem', 'in_group', 'unused_channel_settings',
-           'sac_problems', 'check_supported', 'knob_spec', 'checked_knobs', 'gpus_per_learner', 'cpus_needed',
-           'cluster_gpus', 'learner_gpus', 'join_cluster', 'claim_cluster']
+           'loop_for', 'parse_fault', 'transport_drill_problem', 'network_drill_problem', 'drill_problem', 'in_group',
+           'unused_channel_settings', 'sac_problems', 'check_supported', 'knob_spec', 'checked_knobs',
+           'gpus_per_learner', 'cpus_needed', 'cluster_gpus', 'learner_gpus', 'join_cluster', 'claim_cluster']
 
 # %% ../../nbs/loops/09_topologies.ipynb 5
 # first match wins
@@ -87,7 +87,9 @@ def _fault_fields(parts: list, where: str) -> tuple[int, str, int, float, float]
             [
                 f"{where}: expected ENV_STEPS:FAULT[:WORKER[:SECONDS]], e.g. '20000:kill_worker:0' "
                 f"(network drills: ENV_STEPS:net_delay:WORKER|*:SECONDS[:FOR_S], "
-                f"ENV_STEPS:net_bandwidth:WORKER|*:BYTES_PER_S[:FOR_S])."
+                f"ENV_STEPS:net_bandwidth:WORKER|*:BYTES_PER_S[:FOR_S], "
+                f"ENV_STEPS:net_loss|net_duplicate:WORKER|*:FRACTION[:FOR_S], "
+                f"ENV_STEPS:net_reorder:WORKER|*:SECONDS[:FOR_S])."
             ]
         ) from None
     return at, fault, worker, value, for_s
@@ -121,6 +123,13 @@ def parse_fault(spec: str, index: int = 0) -> tuple[int, str, int, float, float]
                 f"(1 MB/s)."
             ]
         )
+    if fault in ("net_loss", "net_duplicate") and not 0 < value <= 1:
+        raise ConfigError(
+            [
+                f"{where}: {fault} of {value:g}: expected a fraction of the messages in (0, 1], "
+                f"e.g. '{at}:{fault}:{parts[2] if len(parts) > 2 else 0}:0.3' (30 %)."
+            ]
+        )
     if net and (value < 0 or for_s <= 0):
         raise ConfigError([f"{where}: expected a delay >= 0 s and a duration FOR_S > 0 s."])
     return at, fault, worker, value, for_s
@@ -137,7 +146,19 @@ DRILL_TARGETS = {
     "nan_grad": "learner",
     "net_delay": "worker",
     "net_bandwidth": "worker",
+    "net_loss": "worker",
+    "net_duplicate": "worker",
+    "net_reorder": "worker",
 }
+
+
+def transport_drill_problem(fault: str, loop) -> str:
+    "Why `loop` cannot run transport drill `fault` (yet)."
+    return (
+        f"{fault}: the {loop.name} loop waits for every worker's segment in a round, so a message "
+        f"lost or held on its way would stall it; the transport drills (net_loss, net_duplicate, "
+        f"net_reorder) run in the channel loop (async, one learner)."
+    )
 
 
 def network_drill_problem(fault: str, loop) -> str:
@@ -291,6 +312,9 @@ def check_supported(cfg: Config) -> None:
             continue
         if fault in NET_FAULTS and not loop.shapes_network:
             problems.append(f"run.faults[{i}] = {spec!r}: {network_drill_problem(fault, loop)}")
+            continue
+        if fault in TRANSPORT_FAULTS and not loop.loses_messages:
+            problems.append(f"run.faults[{i}] = {spec!r}: {transport_drill_problem(fault, loop)}")
             continue
         p = drill_problem(
             fault, index, cfg.topology.num_workers, shards, cfg.topology.num_learners, in_group(cfg)

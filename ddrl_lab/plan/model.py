@@ -150,7 +150,7 @@ def collective_of(cfg: Config) -> dict:
     "How `cfg`'s learners average a gradient, as `Scale` takes it (`sync.collective`, `sync.group_size`)."
     return dict(collective=cfg.sync.collective, group_size=cfg.sync.group_size)
 
-
+# %% ../../nbs/plan/05_model.ipynb 10
 def ray_cpu_s(cfg: Config, costs: Costs, machine_s: float, workers: int = 1) -> float:
     """The runtime's own CPU per segment (`Costs.ray_cpu_s`): what the whole machine spent per
     segment while `cfg` ran with `workers` workers (`machine_s`, `driver_run`) less what the model
@@ -162,7 +162,7 @@ def ray_cpu_s(cfg: Config, costs: Costs, machine_s: float, workers: int = 1) -> 
     modelled = p.cores_busy * costs.steps_per_segment / max(p.env_steps_per_s, 1e-9)
     return float(max(machine_s - modelled, 0.0))  # (a plain float in the calibration's file)
 
-# %% ../../nbs/plan/05_model.ipynb 11
+# %% ../../nbs/plan/05_model.ipynb 12
 COUNT_KEYS = {"on-device": "topology.num_learners"}  # a topology's "workers", where not num_workers
 
 
@@ -183,7 +183,7 @@ def fewest_workers(cfg: Config) -> int:
     own = cfg.topology.num_workers
     return next((n for n in range(1, own) if not refusal(cfg, n)), own)
 
-# %% ../../nbs/plan/05_model.ipynb 13
+# %% ../../nbs/plan/05_model.ipynb 14
 PREDICTED = (
     "env_steps_per_s",
     "learner_busy",

@@ -11,7 +11,7 @@ from ..data.channel import Channel
 from ..envs.cpu import env_seeds
 from typing import Optional
 
-from ..loops.network import NET_FAULTS
+from ..loops.network import NET_FAULTS, TRANSPORT_FAULTS
 from ddrl_lab.loops.topologies import (
     FAULT_NAMES,
     KNOB_KEYS,
@@ -21,12 +21,17 @@ from ddrl_lab.loops.topologies import (
     in_group,
     knob_spec,
     network_drill_problem,
+    transport_drill_problem,
 )
 
 # %% auto 0
-__all__ = ['Steering']
+__all__ = ['VALUE_ARGS', 'Steering']
 
 # %% ../../nbs/run/00_steering.ipynb 5
+# a scheduled drill's value, as `inject` takes it: a rate, a fraction of the messages, or (every other) seconds
+VALUE_ARGS = {"net_bandwidth": "bytes_per_s", "net_loss": "fraction", "net_duplicate": "fraction"}
+
+
 class Steering:
     """Live knobs and fault drills of a `Job` (its base class). It reads the job's config, loop,
     ledger, knobs and
@@ -64,8 +69,9 @@ class Steering:
         while self._schedule and self._rows.env_steps >= self._schedule[0][0]:
             at, fault, worker, value, for_s = self._schedule.pop(0)
             fired = dict(fault=fault, worker=worker, at_env_steps=self._rows.env_steps)
-            # (net_bandwidth's value is a rate, every other drill's a time)
-            kw = dict(bytes_per_s=value) if fault == "net_bandwidth" else dict(seconds=value)
+            # (net_bandwidth's value is a rate, net_loss's and net_duplicate's a fraction, every other
+            # drill's a time)
+            kw = {VALUE_ARGS.get(fault, "seconds"): value}
             try:
                 self.inject(fault, worker=worker, for_s=for_s, **kw)
             # its target went away meanwhile (workers removed live): recorded, not fatal
@@ -96,6 +102,7 @@ def inject(
     seconds: float = 0.05,
     for_s: float = NET_DRILL_S,
     bytes_per_s: Optional[float] = None,
+    fraction: Optional[float] = None,
 ) -> None:
     """Fault drills.
     - `poison`: worker `worker` emits NaN rewards from now on (its segments are rejected at the
@@ -118,7 +125,11 @@ def inject(
     - `delay`: the learner takes `seconds` longer per update;
     - `net_delay`: for `for_s` seconds, weights to worker `worker` (`ALL_WORKERS`: every worker)
     and its segments to the learner take `seconds` longer in transit; `net_bandwidth`: they
-    move at most `bytes_per_s` (see `loops.network`; barrier and channel loops);
+    move at most `bytes_per_s` (see `loops.network`; barrier and channel loops); `net_loss`,
+    `net_duplicate`: a `fraction` of its segments are dropped on the way (counted,
+    `net_lost_segments`) or delivered twice (the learner's end takes each once, `net_duplicates`);
+    `net_reorder`: each is held up to `seconds` more at random, so later ones overtake it
+    (`net_reordered`); the channel loop only;
     - `nan_grad`: for `seconds`, every gradient the learner computes is NaN (as a non-finite
     loss makes it): its optimizer skips those steps and counts them (`skipped_updates`); after
     `algo.max_skipped_updates` in a row the run stops with a checkpoint;
@@ -142,16 +153,18 @@ def inject(
     if p:
         raise ValueError(p)
     if fault in NET_FAULTS:
-        self._shape_network(fault, worker, seconds, for_s, bytes_per_s)
+        self._shape_network(fault, worker, seconds, for_s, bytes_per_s, fraction)
     elif fault == "disk_full":
         self._disk_guard.arm(seconds)
         self.loop.disk_full(seconds)
     else:
         self.loop.strike(fault, worker, seconds)
 
-
+# %% ../../nbs/run/00_steering.ipynb 7
 @patch
-def _shape_network(self: Steering, fault, worker, seconds, for_s, bytes_per_s) -> None:
+def _shape_network(
+    self: Steering, fault, worker, seconds, for_s, bytes_per_s, fraction=None
+) -> None:
     "The network drills: the loop's links, refused where a loop has none or a rate is not one."
     if not self.loop.shapes_network:
         raise ValueError(network_drill_problem(fault, self.loop))
@@ -161,8 +174,17 @@ def _shape_network(self: Steering, fault, worker, seconds, for_s, bytes_per_s) -
             f"bytes_per_s=1e6 (1 MB/s)."
         )
     if for_s <= 0 or seconds < 0:
-        raise ValueError(
-            f"{fault}: expected seconds >= 0 and for_s > 0 (got {seconds}, {for_s})."
-        )
-    delay = seconds if fault == "net_delay" else None
-    self.loop.links.shape(worker, for_s, delay_s=delay, bytes_per_s=bytes_per_s)
+        raise ValueError(f"{fault}: expected seconds >= 0 and for_s > 0 (got {seconds}, {for_s}).")
+    if fault in TRANSPORT_FAULTS and not self.loop.loses_messages:
+        raise ValueError(transport_drill_problem(fault, self.loop))
+    if fault in ("net_loss", "net_duplicate") and not 0 < (fraction or 0) <= 1:
+        raise ValueError(f"{fault} of {fraction}: expected a fraction of the messages in (0, 1].")
+    self.loop.links.shape(
+        worker,
+        for_s,
+        delay_s=seconds if fault == "net_delay" else None,
+        bytes_per_s=bytes_per_s,
+        loss=fraction if fault == "net_loss" else None,
+        duplicate=fraction if fault == "net_duplicate" else None,
+        jitter_s=seconds if fault == "net_reorder" else None,
+    )
