@@ -5,7 +5,11 @@ step; SAC: automatic temperature from 1.0; TD3: acting noise 0.1 and target nois
 of the action, the actor every second step), over the same seeds, in one run on one machine, for the same env-step
 budget.
 
-    .venv/bin/python bench/pendulum.py [--algo sac|td3] [--seeds 0,1,2] [--steps 20000] [--out pendulum_sac.json]
+    .venv/bin/python bench/pendulum.py [--algo sac|td3] [--preset pendulum-ondevice-sac] [--seeds 0,1,2]
+                                       [--steps 20000] [--out pendulum_sac.json]
+
+`--preset` runs another preset of the same algorithm on our side (`pendulum-ondevice-sac`: the whole loop on one
+device, the torch Pendulum, which is gymnasium's step for step).
 
 Both sides are measured the same way: the mean return of the last 20 finished training episodes (the rows'
 `episode_return_mean`), and the first env step and wall time at which it reaches -200 (ours: the row's `time_s`,
@@ -26,9 +30,9 @@ from ddrl_lab.bench.harness import machine_info
 TARGET, WINDOW = -200.0, 20
 
 
-def ours(algo: str, seed: int, steps: int) -> dict:
+def ours(preset: str, seed: int, steps: int) -> dict:
     with tempfile.TemporaryDirectory() as d:
-        job = Job(f"pendulum-{algo}", {"run.seed": seed, "run.total_env_steps": steps, "run.target_return": None,
+        job = Job(preset, {"run.seed": seed, "run.total_env_steps": steps, "run.target_return": None,
                                    "run.out": d, "run.record_episode": 0}).start().wait()
         df = job.metrics().dropna(subset=["episode_return_mean"])
     return dict(env_steps=df.env_steps.tolist(), time_s=df.time_s.tolist(), ret=df.episode_return_mean.tolist(),
@@ -81,16 +85,19 @@ def first_reach(curve: dict) -> dict:
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--algo", default="sac", choices=("sac", "td3"))
+    p.add_argument("--preset", default=None, help="our side's preset (default: pendulum-ALGO)")
     p.add_argument("--seeds", default="0,1,2")
     p.add_argument("--steps", type=int, default=20_000)
     p.add_argument("--out", default=None)
     args = p.parse_args()
     args.out = args.out or f"pendulum_{args.algo}.json"
     seeds = [int(s) for s in args.seeds.split(",")]
-    out = dict(machine=machine_info(), algo=args.algo, steps=args.steps, target=TARGET, window=WINDOW, runs=[])
+    preset = args.preset or f"pendulum-{args.algo}"
+    out = dict(machine=machine_info(), algo=args.algo, preset=preset, steps=args.steps, target=TARGET, window=WINDOW,
+               runs=[])
     for seed in seeds:  # interleaved: a busy spell hits both sides of a seed
-        for side, fn in (("ddrl_lab", ours), ("sb3", sb3)):
-            curve = fn(args.algo, seed, args.steps)
+        for side, fn, arg in (("ddrl_lab", ours, preset), ("sb3", sb3, args.algo)):
+            curve = fn(arg, seed, args.steps)
             hit = first_reach(curve)
             final = curve["ret"][-1] if curve["ret"] else None
             out["runs"].append(dict(side=side, seed=seed, reached=hit, final=final, curve=curve))
