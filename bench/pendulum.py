@@ -23,11 +23,13 @@ import tempfile
 import time
 
 import numpy as np
+import torch
 
 from ddrl_lab import Job
 from ddrl_lab.bench.harness import machine_info
 
 TARGET, WINDOW = -200.0, 20
+THREADS = torch.get_num_threads()  # the machine's default, before any job of ours sets its own
 
 
 def ours(preset: str, seed: int, steps: int) -> dict:
@@ -46,6 +48,8 @@ def sb3(algo: str, seed: int, steps: int) -> dict:
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.monitor import Monitor
 
+    # (an in-process job of ours, as the on-device one, sets this process's torch threads: SB3 gets the default back)
+    torch.set_num_threads(THREADS)
     env = Monitor(gym.make("Pendulum-v1"))
     curve = dict(env_steps=[], time_s=[], ret=[])
 
