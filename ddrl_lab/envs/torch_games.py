@@ -19,7 +19,7 @@ from fastcore.basics import patch
 from .cpu import PoolStep
 
 # %% auto 0
-__all__ = ['TORCH_ENVS', 'mix64', 'stream_keys', 'counter_uniform', 'count_step', 'TorchCartPole', 'TorchPendulum',
+__all__ = ['TORCH_ENVS', 'mix64', 'stream_keys', 'counter_uniform', 'count_step', 'PhysicsPool', 'TorchCartPole', 'TorchPendulum',
            'TorchBreakout', 'minatar_lockstep', 'TorchStatelessCartPole', 'TorchRepeatPrevious', 'stacked',
            'make_torch_pool']
 
@@ -78,8 +78,67 @@ def count_step(pool, reward: torch.Tensor, terminated: torch.Tensor):
     pool._lengths, pool._returns = lengths.masked_fill(done, 0), returns.masked_fill(done, 0.0)
     return lengths, returns, truncated, done
 
+# %% ../../nbs/envs/01_torch_games.ipynb 10
+class PhysicsPool:
+    """What the physics pools (`TorchCartPole`, `TorchPendulum`) share: a float64 `state` per env,
+    reset states drawn from each env's seed and episode count (`_initial_states`, a subclass's),
+    observations of the state (`_observe`), and the end of a step (`_finish`)."""
 
-class TorchCartPole:
+    default_max_episode_steps: Optional[int] = None
+
+    def _start(self, num_envs: int, device, max_episode_steps: Optional[int]) -> None:
+        self.num_envs, self.device = num_envs, torch.device(device)
+        self.max_episode_steps = (
+            self.default_max_episode_steps if max_episode_steps is None else max_episode_steps
+        )
+
+    def _observe(self, state: torch.Tensor) -> torch.Tensor:
+        "Observations of `state` (float32): the state itself, unless a game says otherwise."
+        return state.float()
+
+    def reset(self, seeds: Sequence[int]) -> torch.Tensor:
+        "Start a fresh episode in every env; env `i`'s randomness comes from `seeds[i]` only."
+        self._keys = stream_keys(_seed_tensor(seeds, self.num_envs, self.device), 0)
+        self._episodes = torch.zeros(self.num_envs, dtype=torch.int64, device=self.device)
+        self._lengths = torch.zeros(self.num_envs, dtype=torch.int64, device=self.device)
+        self._returns = torch.zeros(self.num_envs, dtype=torch.float32, device=self.device)
+        self.state = self._initial_states(torch.arange(self.num_envs, device=self.device))
+        return self._observe(self.state)
+
+    def set_state(self, state: torch.Tensor, elapsed_steps: Optional[torch.Tensor] = None):
+        """Overwrite the physical state `(M, ...)` (and optionally the steps taken so far in the
+        episode); for tests."""
+        self.state = state.to(self.device, torch.float64).clone()
+        if elapsed_steps is not None:
+            self._lengths = elapsed_steps.to(self.device, torch.int64).clone()
+
+    def _finish(
+        self, state: torch.Tensor, reward: torch.Tensor, terminated: torch.Tensor
+    ) -> PoolStep:
+        """The end of a step to `state`: the episode books (`count_step`), the envs whose episode
+        ended restarted in the same step, the `PoolStep`."""
+        lengths, returns, truncated, done = count_step(self, reward, terminated)
+        final_obs = self._observe(state)
+        ended = done.nonzero().squeeze(1)
+        if len(ended):
+            self._episodes[ended] += 1
+            state[ended] = self._initial_states(ended)
+        self.state = state
+        return PoolStep(
+            obs=self._observe(state),
+            reward=reward,
+            terminated=terminated,
+            truncated=truncated,
+            final_obs=final_obs,
+            episode_return=returns,
+            episode_length=lengths,
+        )
+
+    def close(self):
+        pass
+
+# %% ../../nbs/envs/01_torch_games.ipynb 11
+class TorchCartPole(PhysicsPool):
     """A batch of `num_envs` gymnasium `CartPole-v1` replicas stepped as tensors, with same-step
     autoreset."""
 
@@ -91,10 +150,7 @@ class TorchCartPole:
     default_max_episode_steps = 500
 
     def __init__(self, num_envs: int, device="cpu", max_episode_steps: Optional[int] = None):
-        self.num_envs, self.device = num_envs, torch.device(device)
-        self.max_episode_steps = (
-            self.default_max_episode_steps if max_episode_steps is None else max_episode_steps
-        )
+        self._start(num_envs, device, max_episode_steps)
         high = np.array(
             [self.x_threshold * 2, np.inf, self.theta_threshold_radians * 2, np.inf],
             dtype=np.float32,
@@ -108,23 +164,7 @@ class TorchCartPole:
         counters = self._episodes[idx, None] * 4 + torch.arange(4, device=self.device)
         return counter_uniform(self._keys[idx, None], counters) * 0.1 - 0.05
 
-    def reset(self, seeds: Sequence[int]) -> torch.Tensor:
-        "Start a fresh episode in every env; env `i`'s randomness comes from `seeds[i]` only."
-        self._keys = stream_keys(_seed_tensor(seeds, self.num_envs, self.device), 0)
-        self._episodes = torch.zeros(self.num_envs, dtype=torch.int64, device=self.device)
-        self._lengths = torch.zeros(self.num_envs, dtype=torch.int64, device=self.device)
-        self._returns = torch.zeros(self.num_envs, dtype=torch.float32, device=self.device)
-        self.state = self._initial_states(torch.arange(self.num_envs, device=self.device))
-        return self.state.float()
-
-    def set_state(self, state: torch.Tensor, elapsed_steps: Optional[torch.Tensor] = None):
-        """Overwrite the physical state `(M, 4)` (and optionally the steps taken so far in the
-        episode); for tests."""
-        self.state = state.to(self.device, torch.float64).clone()
-        if elapsed_steps is not None:
-            self._lengths = elapsed_steps.to(self.device, torch.int64).clone()
-
-# %% ../../nbs/envs/01_torch_games.ipynb 10
+# %% ../../nbs/envs/01_torch_games.ipynb 12
 @patch
 def step(self: TorchCartPole, actions: torch.Tensor) -> PoolStep:
     "Apply `actions` (M,) in {0, 1}; episodes that end are reset in the same step."
@@ -142,31 +182,10 @@ def step(self: TorchCartPole, actions: torch.Tensor) -> PoolStep:
 
     terminated = (x.abs() > self.x_threshold) | (theta.abs() > self.theta_threshold_radians)
     reward = torch.ones(self.num_envs, dtype=torch.float32, device=self.device)
-    lengths, returns, truncated, done = count_step(self, reward, terminated)
-    final_obs = state.float()
+    return self._finish(state, reward, terminated)
 
-    ended = done.nonzero().squeeze(1)
-    if len(ended):
-        self._episodes[ended] += 1
-        state[ended] = self._initial_states(ended)
-    self.state = state
-    return PoolStep(
-        obs=state.float(),
-        reward=reward,
-        terminated=terminated,
-        truncated=truncated,
-        final_obs=final_obs,
-        episode_return=returns,
-        episode_length=lengths,
-    )
-
-
-@patch
-def close(self: TorchCartPole):
-    pass
-
-# %% ../../nbs/envs/01_torch_games.ipynb 16
-class TorchPendulum:
+# %% ../../nbs/envs/01_torch_games.ipynb 18
+class TorchPendulum(PhysicsPool):
     """A batch of `num_envs` gymnasium `Pendulum-v1` replicas stepped as tensors, with same-step
     autoreset (truncation only: the task never terminates)."""
 
@@ -174,10 +193,7 @@ class TorchPendulum:
     default_max_episode_steps = 200
 
     def __init__(self, num_envs: int, device="cpu", max_episode_steps: Optional[int] = None):
-        self.num_envs, self.device = num_envs, torch.device(device)
-        self.max_episode_steps = (
-            self.default_max_episode_steps if max_episode_steps is None else max_episode_steps
-        )
+        self._start(num_envs, device, max_episode_steps)
         high = np.array([1.0, 1.0, self.max_speed], dtype=np.float32)
         self.single_observation_space = gym.spaces.Box(-high, high, dtype=np.float32)
         self.single_action_space = gym.spaces.Box(
@@ -197,22 +213,7 @@ class TorchPendulum:
         theta, theta_dot = state.unbind(1)
         return torch.stack([torch.cos(theta), torch.sin(theta), theta_dot], 1).float()
 
-    def reset(self, seeds: Sequence[int]) -> torch.Tensor:
-        "Start a fresh episode in every env; env `i`'s randomness comes from `seeds[i]` only."
-        self._keys = stream_keys(_seed_tensor(seeds, self.num_envs, self.device), 0)
-        self._episodes = torch.zeros(self.num_envs, dtype=torch.int64, device=self.device)
-        self._lengths = torch.zeros(self.num_envs, dtype=torch.int64, device=self.device)
-        self._returns = torch.zeros(self.num_envs, dtype=torch.float32, device=self.device)
-        self.state = self._initial_states(torch.arange(self.num_envs, device=self.device))
-        return self._observe(self.state)
-
-    def set_state(self, state: torch.Tensor, elapsed_steps: Optional[torch.Tensor] = None):
-        "Overwrite the state `(M, 2)` (and optionally the steps taken in the episode); for tests."
-        self.state = state.to(self.device, torch.float64).clone()
-        if elapsed_steps is not None:
-            self._lengths = elapsed_steps.to(self.device, torch.int64).clone()
-
-# %% ../../nbs/envs/01_torch_games.ipynb 17
+# %% ../../nbs/envs/01_torch_games.ipynb 19
 @patch
 def step(self: TorchPendulum, actions: torch.Tensor) -> PoolStep:
     "Apply torques `actions` (M, 1), clipped to ±2; episodes cut at the step cap restart at once."
@@ -229,29 +230,9 @@ def step(self: TorchPendulum, actions: torch.Tensor) -> PoolStep:
 
     reward = (-costs).float()
     terminated = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
-    lengths, returns, truncated, done = count_step(self, reward, terminated)
-    final_obs = self._observe(state)
-    ended = done.nonzero().squeeze(1)
-    if len(ended):
-        self._episodes[ended] += 1
-        state[ended] = self._initial_states(ended)
-    self.state = state
-    return PoolStep(
-        obs=self._observe(state),
-        reward=reward,
-        terminated=terminated,
-        truncated=truncated,
-        final_obs=final_obs,
-        episode_return=returns,
-        episode_length=lengths,
-    )
+    return self._finish(state, reward, terminated)
 
-
-@patch
-def close(self: TorchPendulum):
-    pass
-
-# %% ../../nbs/envs/01_torch_games.ipynb 21
+# %% ../../nbs/envs/01_torch_games.ipynb 23
 def _column(i: int, doc: str) -> property:
     "Column `i` of a pool's `state` table, as a view (so writing to it writes the state)."
     return property(lambda self: self.state[:, i], doc=doc)
@@ -323,7 +304,7 @@ class TorchBreakout:
         self._start_games(torch.arange(M, device=dev))
         return self.render()
 
-# %% ../../nbs/envs/01_torch_games.ipynb 22
+# %% ../../nbs/envs/01_torch_games.ipynb 24
 @patch
 def render(self: TorchBreakout, idx: Optional[torch.Tensor] = None) -> torch.Tensor:
     "The observations `(M, 4, 10, 10)` (uint8) of all envs, or of envs `idx`."
@@ -402,12 +383,12 @@ def step(self: TorchBreakout, actions: torch.Tensor) -> PoolStep:
         episode_length=lengths,
     )
 
-# %% ../../nbs/envs/01_torch_games.ipynb 23
+# %% ../../nbs/envs/01_torch_games.ipynb 25
 @patch
 def close(self: TorchBreakout):
     pass
 
-# %% ../../nbs/envs/01_torch_games.ipynb 29
+# %% ../../nbs/envs/01_torch_games.ipynb 31
 class _ScriptedDraws:
     "Stands in for a MinAtar env's numpy `RandomState`: hands it the draws the torch pool made."
 
@@ -457,7 +438,7 @@ def _channel_order(ref) -> tuple[dict, list]:
         order[c] = ref.env.channels[name]
     return channels, order
 
-# %% ../../nbs/envs/01_torch_games.ipynb 31
+# %% ../../nbs/envs/01_torch_games.ipynb 33
 def _restart_ref(pool: TorchBreakout, refs: list, draws: list, i: int) -> None:
     "Restart reference game `i` where the pool's new game of env `i` starts."
     draws[i].side = int(pool.ball_x[i] == 9)
@@ -505,7 +486,7 @@ def _count_step(counts: dict, out, rewards: tuple, bricks_before: torch.Tensor, 
         ).sum()
     )
 
-# %% ../../nbs/envs/01_torch_games.ipynb 33
+# %% ../../nbs/envs/01_torch_games.ipynb 35
 def minatar_lockstep(
     pool: TorchBreakout, policy: Callable, steps: int, seeds: Optional[Sequence[int]] = None
 ) -> dict:
@@ -568,7 +549,7 @@ def minatar_lockstep(
         obs = out.obs
     return counts
 
-# %% ../../nbs/envs/01_torch_games.ipynb 43
+# %% ../../nbs/envs/01_torch_games.ipynb 45
 class TorchStatelessCartPole(TorchCartPole):
     """`TorchCartPole` observed as `(cart position, pole angle)`: gymnasium's
     `StatelessCartPole-v1` (registered by `envs`)."""
@@ -589,7 +570,7 @@ class TorchStatelessCartPole(TorchCartPole):
         s = super().step(actions)
         return dataclasses.replace(s, obs=s.obs[:, self.KEEP], final_obs=s.final_obs[:, self.KEEP])
 
-# %% ../../nbs/envs/01_torch_games.ipynb 46
+# %% ../../nbs/envs/01_torch_games.ipynb 48
 class TorchRepeatPrevious:
     """A batch of `RepeatPrevious-v0` games (POPGym's RepeatPreviousEasy, `k = 4`) stepped as
     tensors, with same-step autoreset."""
@@ -666,7 +647,7 @@ class TorchRepeatPrevious:
     def close(self):
         pass
 
-# %% ../../nbs/envs/01_torch_games.ipynb 49
+# %% ../../nbs/envs/01_torch_games.ipynb 51
 def stacked(cls: type, k: int) -> type:
     """A torch pool class like `cls` whose observations are its last `k` `(k, *obs)`, zeros before
     an episode's first."""
@@ -702,7 +683,7 @@ def stacked(cls: type, k: int) -> type:
     Stacked.__name__ = f"{cls.__name__}Stack{k}"
     return Stacked
 
-# %% ../../nbs/envs/01_torch_games.ipynb 52
+# %% ../../nbs/envs/01_torch_games.ipynb 54
 TORCH_ENVS: dict[str, type] = {
     "CartPole-v1": TorchCartPole,
     "Pendulum-v1": TorchPendulum,

@@ -85,6 +85,8 @@ def deliveries(self: Links, worker: int, nbytes: float, rng) -> list:
     `net_loss` drill drops it, two under `net_duplicate`, each later by a uniform draw of
     up to `net_reorder`'s seconds (so messages overtake one another)."""
     base = self.transit_s(worker, nbytes)
+    if not self.transport_drilled:  # (every segment passes here: no draws without a drill)
+        return [base]
     if rng.random() < max(self._now(self.loss, worker), default=0.0):
         return []
     copies = 2 if rng.random() < max(self._now(self.duplicate, worker), default=0.0) else 1
